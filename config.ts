@@ -1,0 +1,77 @@
+// The one place that reads the environment: a TypeBox schema with defaults,
+// validated once, then turned into the Config every other module receives.
+import { Type, type Static } from '@sinclair/typebox'
+import { Value } from '@sinclair/typebox/value'
+import { TypeCompiler } from '@sinclair/typebox/compiler'
+import path from 'node:path'
+
+export const EnvSchema = Type.Object({
+  HOST: Type.String({ default: '127.0.0.1', minLength: 1 }),
+  PORT: Type.Integer({ default: 3000, minimum: 0, maximum: 65535 }),
+  PUBLIC_URL: Type.Optional(Type.String({ pattern: '^https?://[^/\\s]+(/[^\\s]*)?$' })),
+  DATABASE_URL: Type.Optional(Type.String({ pattern: '^(postgres(ql)?://|memory://$)' })),
+  DATA_DIR: Type.String({ default: './.data', minLength: 1 }),
+  LOG_LEVEL: Type.Union(
+    ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)),
+    { default: 'info' }
+  ),
+})
+type Env = Static<typeof EnvSchema>
+
+const checkEnv = TypeCompiler.Compile(EnvSchema)
+
+const hints: Record<keyof Env, string> = {
+  HOST: 'a host name or address to listen on',
+  PORT: 'an integer from 0 to 65535',
+  PUBLIC_URL: 'an absolute http(s) URL such as https://growthdesk.example.com',
+  DATABASE_URL: 'a postgres:// URL, or memory:// for an in-memory embedded database',
+  DATA_DIR: 'a folder for the embedded database',
+  LOG_LEVEL: 'one of fatal, error, warn, info, debug, trace, silent',
+}
+
+export type Database =
+  | { kind: 'postgres'; url: string }
+  | { kind: 'pglite'; dataDir: string | undefined } // undefined = in memory
+
+export interface Config {
+  host: string
+  port: number
+  /** Base URL clients use to reach this deployment; no trailing slash. */
+  publicUrl: string
+  database: Database
+  logLevel: Env['LOG_LEVEL']
+}
+
+export class ConfigError extends Error {
+  constructor(readonly variable: string, message: string) {
+    super(message)
+    this.name = 'ConfigError'
+  }
+}
+
+/** Validates the environment; throws ConfigError naming the first bad variable. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const raw: Record<string, unknown> = {}
+  for (const key of Object.keys(EnvSchema.properties) as (keyof Env)[]) {
+    const value = env[key]
+    if (value !== undefined && value !== '') raw[key] = value
+  }
+  const converted = Value.Convert(EnvSchema, Value.Default(EnvSchema, raw))
+  const firstError = checkEnv.Errors(converted).First()
+  if (firstError) {
+    const variable = firstError.path.split('/')[1] as keyof Env
+    throw new ConfigError(
+      variable,
+      `Invalid configuration: ${variable}=${JSON.stringify(raw[variable] ?? '')} — expected ${hints[variable]}.`
+    )
+  }
+  const e = converted as Env
+  const publicUrl = (e.PUBLIC_URL ?? `http://${e.HOST.includes(':') ? `[${e.HOST}]` : e.HOST}:${e.PORT}`).replace(/\/+$/, '')
+  const database: Database =
+    e.DATABASE_URL === undefined
+      ? { kind: 'pglite', dataDir: path.resolve(e.DATA_DIR) }
+      : e.DATABASE_URL === 'memory://'
+        ? { kind: 'pglite', dataDir: undefined }
+        : { kind: 'postgres', url: e.DATABASE_URL }
+  return { host: e.HOST, port: e.PORT, publicUrl, database, logLevel: e.LOG_LEVEL }
+}

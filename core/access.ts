@@ -1,0 +1,36 @@
+// Who is calling and what they may do: the principal behind a credential and role ranks.
+import type { KeyKind } from './keys.ts'
+import type { Role } from '../schemas/atoms.ts'
+
+export interface Principal {
+  keyId: string
+  kind: KeyKind
+  userId: string
+  email: string
+  workspaceId: string
+  /** The key only reaches this project (ingest keys always; others optionally). */
+  projectId: string | null
+  /** The key never acts above `viewer`. */
+  readOnly: boolean
+}
+
+export interface ProjectAccess {
+  id: string
+  slug: string
+  name: string
+  timezone: string
+  /** The caller's role here: the membership role, capped by the key. */
+  role: Role
+  /** The caller's identity in this project's events. */
+  distinctId: string
+}
+
+const rank: Record<Role, number> = { viewer: 1, reviewer: 2, owner: 3 }
+
+export function roleAtLeast(role: Role, needed: Role): boolean {
+  return rank[role] >= rank[needed]
+}
+
+export function effectiveRole(membership: Role, principal: Pick<Principal, 'readOnly'>): Role {
+  return principal.readOnly ? 'viewer' : membership
+}

@@ -1,0 +1,143 @@
+// Administrative actions shared by the CLI and the server's first start: they act on the
+// database directly, as the operator, never through a credential.
+import type { FastifyInstance } from 'fastify'
+import type { Db } from '../db/client.ts'
+import { createRepositories } from '../db/repositories/index.ts'
+import { generatePassword, hashPassword } from './passwords.ts'
+import type { KeyKind } from './keys.ts'
+import type { Role } from '../schemas/atoms.ts'
+
+export class AdminError extends Error {
+  override name = 'AdminError'
+}
+
+export function slugify(text: string): string {
+  const slug = text
+    .normalize('NFKD')
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 48)
+  return slug || 'workspace'
+}
+
+export interface BootstrapResult {
+  workspace: { id: string; name: string }
+  user: { id: string; email: string; password: string }
+  project: { id: string; slug: string }
+  keys: { mcp: string; service: string; ingest: string }
+}
+
+/** Creates a workspace, its owner (random password), a project and one key of each kind, atomically. */
+export async function bootstrap(
+  app: FastifyInstance,
+  input: { workspace?: string; email?: string; project?: string } = {}
+): Promise<BootstrapResult> {
+  const name = input.workspace?.trim() || 'Default workspace'
+  const email = (input.email?.trim() || `owner@${slugify(name)}.local`).toLowerCase()
+  if (!/^[^@\s]+@[^@\s]+$/.test(email)) throw new AdminError(`'${email}' is not an email address.`)
+  if (await app.repos.users.findByEmail(email)) {
+    throw new AdminError(`A user with the email ${email} exists already; pass another --email.`)
+  }
+  const password = generatePassword()
+  const passwordHash = await hashPassword(password)
+  const projectName = input.project?.trim() || 'Demo project'
+  return app.db.transaction(async (tx) => {
+    const repos = createRepositories(tx as unknown as Db)
+    const workspace = await repos.workspaces.create(name)
+    const user = await repos.users.create({ workspaceId: workspace.id, email, passwordHash })
+    const project = await repos.projects.create({
+      workspaceId: workspace.id,
+      ownerId: user.id,
+      name: projectName,
+      slug: slugify(projectName),
+    })
+    const key = (kind: KeyKind, projectId: string | null = null) =>
+      repos.apiKeys.create({ workspaceId: workspace.id, userId: user.id, kind, name: `bootstrap ${kind} key`, projectId })
+    return {
+      workspace: { id: workspace.id, name: workspace.name },
+      user: { id: user.id, email: user.email, password },
+      project: { id: project.id, slug: project.slug },
+      keys: {
+        mcp: (await key('mcp')).key,
+        service: (await key('service')).key,
+        ingest: (await key('ingest', project.id)).key,
+      },
+    }
+  })
+}
+
+/** A project by id, or by slug when exactly one workspace has that slug. */
+async function findProject(app: FastifyInstance, ref: string) {
+  const rows = await app.repos.projects.findAnywhere(ref)
+  if (rows.length === 0) throw new AdminError(`No project '${ref}'.`)
+  if (rows.length > 1) throw new AdminError(`The slug '${ref}' is used in ${rows.length} workspaces; pass the project id (prj_…).`)
+  return rows[0]!
+}
+
+export async function createUser(app: FastifyInstance, input: { email: string; project: string; role: Role }) {
+  const email = input.email.trim().toLowerCase()
+  if (!/^[^@\s]+@[^@\s]+$/.test(email)) throw new AdminError(`'${input.email}' is not an email address.`)
+  const project = await findProject(app, input.project)
+  if (await app.repos.users.findByEmail(email)) throw new AdminError(`A user with the email ${email} exists already.`)
+  const password = generatePassword()
+  const passwordHash = await hashPassword(password)
+  return app.db.transaction(async (tx) => {
+    const repos = createRepositories(tx as unknown as Db)
+    const user = await repos.users.create({ workspaceId: project.workspaceId, email, passwordHash })
+    await repos.users.setMembership({ userId: user.id, projectId: project.id, role: input.role })
+    const key = (kind: KeyKind) => repos.apiKeys.create({ workspaceId: project.workspaceId, userId: user.id, kind, name: `${kind} key` })
+    return {
+      user: { id: user.id, email: user.email, password },
+      keys: { mcp: (await key('mcp')).key, service: (await key('service')).key },
+    }
+  })
+}
+
+export async function createKey(
+  app: FastifyInstance,
+  input: { email: string; kind: Exclude<KeyKind, 'oauth'>; project?: string; name?: string; readOnly?: boolean; expiresAt?: Date }
+) {
+  const user = await app.repos.users.findByEmail(input.email)
+  if (!user) throw new AdminError(`No user with the email ${input.email}.`)
+  let projectId: string | null = null
+  if (input.project) {
+    const project = await app.repos.projects.findInWorkspace(user.workspaceId, input.project)
+    if (!project) throw new AdminError(`No project '${input.project}' in the workspace of ${user.email}.`)
+    if (!(await app.repos.users.role(user.id, project.id))) throw new AdminError(`${user.email} is not a member of project '${project.slug}'.`)
+    projectId = project.id
+  } else if (input.kind === 'ingest') {
+    throw new AdminError('An ingest key belongs to one project: pass --project.')
+  }
+  const { key, row } = await app.repos.apiKeys.create({
+    workspaceId: user.workspaceId,
+    userId: user.id,
+    kind: input.kind,
+    name: input.name ?? '',
+    projectId,
+    readOnly: input.readOnly ?? false,
+    expiresAt: input.expiresAt ?? null,
+  })
+  return {
+    id: row.id,
+    kind: row.kind,
+    name: row.name,
+    key,
+    display: row.display,
+    project: projectId,
+    read_only: row.readOnly,
+    expires_at: row.expiresAt?.toISOString() ?? null,
+  }
+}
+
+export async function revokeKey(app: FastifyInstance, id: string) {
+  if (!(await app.repos.apiKeys.revoke(id, app.now()))) throw new AdminError(`No key with the id ${id}.`)
+  return { id, revoked: true }
+}
+
+export async function setToolEnabled(app: FastifyInstance, input: { workspace: string; tool: string; enabled: boolean }) {
+  if (!app.registry.get(input.tool)) throw new AdminError(`There is no tool named '${input.tool}'. Known: ${app.registry.names().join(', ')}.`)
+  const disabled = await app.repos.workspaces.setToolEnabled(input.workspace, input.tool, input.enabled)
+  if (!disabled) throw new AdminError(`No workspace with the id ${input.workspace}.`)
+  return { workspace: input.workspace, tool: input.tool, enabled: input.enabled, disabled_tools: disabled }
+}

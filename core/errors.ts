@@ -1,0 +1,110 @@
+// The error catalogue (DESIGN §4). Every failure a client can see is one of these,
+// rendered as {"error":{"code","message","details"}} on REST and inside MCP results.
+import createError, { type FastifyErrorConstructor } from '@fastify/error'
+
+export interface ErrorDetail {
+  path: string
+  message: string
+}
+
+export interface ErrorBody {
+  error: { code: string; message: string; details?: ErrorDetail[] }
+}
+
+type Ctor = FastifyErrorConstructor<{ code: string; statusCode: number }, [string]>
+
+const make = (code: string, status: number): Ctor => createError(`GD_${code.toUpperCase()}`, '%s', status) as Ctor
+
+export const Errors = {
+  InvalidArguments: make('invalid_arguments', 400),
+  InvalidJson: make('invalid_json', 400),
+  Unauthorized: make('unauthorized', 401),
+  Forbidden: make('forbidden', 403),
+  ReviewAccessRequired: make('review_access_required', 403),
+  NotFound: make('not_found', 404),
+  MethodNotAllowed: make('method_not_allowed', 405),
+  Conflict: make('conflict', 409),
+  PayloadTooLarge: make('payload_too_large', 413),
+  UnsupportedMediaType: make('unsupported_media_type', 415),
+  RateLimited: make('rate_limited', 429),
+  Internal: make('internal', 500),
+  Unavailable: make('unavailable', 503),
+}
+
+/** An error of the catalogue, optionally with per-field details. */
+export function appError(kind: keyof typeof Errors, message: string, details?: ErrorDetail[]): Error & { statusCode: number } {
+  const err = new Errors[kind](message) as Error & { statusCode: number; details?: ErrorDetail[] }
+  if (details) err.details = details
+  return err
+}
+
+export function invalidArguments(details: ErrorDetail[], message?: string) {
+  return appError('InvalidArguments', message ?? describeDetails(details), details)
+}
+
+function describeDetails(details: ErrorDetail[]): string {
+  const first = details[0]
+  if (!first) return 'The arguments are not valid.'
+  const where = first.path ? `${first.path}: ` : ''
+  const more = details.length > 1 ? ` (and ${details.length - 1} more)` : ''
+  return `Invalid arguments — ${where}${first.message}${more}.`
+}
+
+/** Ajv-style validation errors → details with a readable path (`events[3].timestamp`). */
+export function detailsFromValidation(
+  errors: ReadonlyArray<{ instancePath: string; message?: string; keyword: string; params: Record<string, unknown> }>,
+  root = ''
+): ErrorDetail[] {
+  const seen = new Set<string>()
+  const details: ErrorDetail[] = []
+  for (const e of errors) {
+    let pointer = e.instancePath
+    let message = e.message ?? 'is invalid'
+    if (e.keyword === 'required') {
+      pointer += `/${String(e.params.missingProperty)}`
+      message = 'is required'
+    } else if (e.keyword === 'additionalProperties') {
+      pointer += `/${String(e.params.additionalProperty)}`
+      message = 'is not a known field'
+    } else if (e.keyword === 'enum' && Array.isArray(e.params.allowedValues)) {
+      message = `must be one of ${e.params.allowedValues.map((v) => JSON.stringify(v)).join(', ')}`
+    } else if (e.keyword === 'anyOf' || e.keyword === 'if') {
+      continue // the branch errors carry the useful message
+    }
+    const path = toPath(root, pointer)
+    const key = `${path}\u0000${message}`
+    if (seen.has(key)) continue
+    seen.add(key)
+    details.push({ path, message })
+  }
+  return mergeLiteralUnions(details)
+}
+
+function toPath(root: string, pointer: string): string {
+  let path = root
+  for (const raw of pointer.split('/').slice(1)) {
+    const part = raw.replace(/~1/g, '/').replace(/~0/g, '~')
+    path += /^\d+$/.test(part) ? `[${part}]` : path ? `.${part}` : part
+  }
+  return path
+}
+
+/** A union of literals fails once per literal; say it once, listing the allowed values. */
+function mergeLiteralUnions(details: ErrorDetail[]): ErrorDetail[] {
+  const byPath = new Map<string, ErrorDetail[]>()
+  for (const d of details) byPath.set(d.path, [...(byPath.get(d.path) ?? []), d])
+  const out: ErrorDetail[] = []
+  for (const [path, list] of byPath) {
+    const constants = list.filter((d) => d.message === 'must be equal to constant')
+    if (constants.length > 1) {
+      out.push({ path, message: 'is not one of the allowed values' })
+      out.push(...list.filter((d) => d.message !== 'must be equal to constant'))
+    } else out.push(...list)
+  }
+  return out
+}
+
+export function errorBody(err: { code?: string; message: string; details?: ErrorDetail[] }): ErrorBody {
+  const code = err.code?.startsWith('GD_') ? err.code.slice(3).toLowerCase() : 'internal'
+  return { error: { code, message: err.message, ...(err.details?.length ? { details: err.details } : {}) } }
+}

@@ -1,0 +1,60 @@
+// Credential format (DESIGN §3): prefix + 32 base62 random + 6 base62 CRC32 checksum.
+// The checksum lets a malformed or mistyped key be refused without a database look-up
+// and lets secret scanners match real keys; only the SHA-256 of a key is ever stored.
+import { createHash } from 'node:crypto'
+import { randomBase62, toBase62 } from './ids.ts'
+
+export const keyKinds = ['mcp', 'service', 'ingest', 'oauth'] as const
+export type KeyKind = (typeof keyKinds)[number]
+
+export const keyPrefixes: Record<KeyKind, string> = {
+  mcp: 'gdm_',
+  service: 'gds_',
+  ingest: 'gdi_',
+  oauth: 'gdo_',
+}
+
+export const keyKindNames: Record<KeyKind, string> = {
+  mcp: 'project-side MCP API key (gdm_)',
+  service: 'service key (gds_)',
+  ingest: 'ingest key (gdi_)',
+  oauth: 'OAuth access token (gdo_)',
+}
+
+const CRC_TABLE = Array.from({ length: 256 }, (_, n) => {
+  let c = n
+  for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1
+  return c >>> 0
+})
+
+export function crc32(text: string): number {
+  let crc = 0xffffffff
+  for (const byte of Buffer.from(text, 'utf8')) crc = CRC_TABLE[(crc ^ byte) & 0xff]! ^ (crc >>> 8)
+  return (crc ^ 0xffffffff) >>> 0
+}
+
+const checksum = (body: string) => toBase62(crc32(body), 6)
+
+export function generateKey(kind: KeyKind): string {
+  const body = keyPrefixes[kind] + randomBase62(32)
+  return body + checksum(body)
+}
+
+const KEY_PATTERN = /^(gd[msio]_)([0-9A-Za-z]{32})([0-9A-Za-z]{6})$/
+
+/** The kind of a well-formed key whose checksum matches, or null. */
+export function parseKey(key: string): KeyKind | null {
+  const m = KEY_PATTERN.exec(key)
+  if (!m) return null
+  const [, prefix, random, sum] = m
+  if (checksum(prefix! + random!) !== sum) return null
+  return keyKinds.find((k) => keyPrefixes[k] === prefix) ?? null
+}
+
+export function hashKey(key: string): string {
+  return createHash('sha256').update(key).digest('hex')
+}
+
+export function displayKey(key: string): string {
+  return `${key.slice(0, 4)}…${key.slice(-4)}`
+}

@@ -1,0 +1,123 @@
+// Opens the configured database: PostgreSQL through postgres.js, or embedded PGlite
+// (a folder, or memory). Both are driven through the same drizzle schema and queries.
+import fs from 'node:fs'
+import path from 'node:path'
+import { drizzle as drizzlePglite } from 'drizzle-orm/pglite'
+import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js'
+import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator'
+import { migrate as migratePostgres } from 'drizzle-orm/postgres-js/migrator'
+import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core'
+import { sql } from 'drizzle-orm'
+import type { Database as DatabaseConfig } from '../config.ts'
+import { schema } from './schema.ts'
+
+export type Db = PgDatabase<PgQueryResultHKT, typeof schema>
+/** A transaction handle offers the same query API as the database. */
+export type Tx = Parameters<Parameters<Db['transaction']>[0]>[0]
+export type Queryable = Db | Tx
+
+export interface Database {
+  db: Db
+  kind: 'postgres' | 'pglite'
+  migrate(): Promise<void>
+  ping(): Promise<void>
+  close(): Promise<void>
+}
+
+const migrationsFolder = path.join(import.meta.dirname, 'migrations')
+
+export class DatabaseInUseError extends Error {
+  constructor(dataDir: string, pid: number) {
+    super(
+      `The embedded database in ${dataDir} is in use by another growthdesk process (pid ${pid}). ` +
+        'Stop that process first, or set DATABASE_URL to a PostgreSQL server, which many processes can share.'
+    )
+    this.name = 'DatabaseInUseError'
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM'
+  }
+}
+
+/** PGlite has no locking of its own: two processes on one folder would corrupt it. */
+function lockDataDir(dataDir: string): () => void {
+  fs.mkdirSync(dataDir, { recursive: true })
+  const lockFile = path.join(dataDir, 'growthdesk.pid')
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      fs.writeFileSync(lockFile, String(process.pid), { flag: 'wx' })
+      return () => fs.rmSync(lockFile, { force: true })
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err
+      const pid = Number(fs.readFileSync(lockFile, 'utf8'))
+      if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && isAlive(pid)) {
+        throw new DatabaseInUseError(dataDir, pid)
+      }
+      fs.rmSync(lockFile, { force: true }) // left behind by a process that is gone
+    }
+  }
+  throw new Error(`Could not lock ${dataDir}`)
+}
+
+export async function openDatabase(config: DatabaseConfig): Promise<Database> {
+  if (config.kind === 'postgres') {
+    const { default: postgres } = await import('postgres')
+    const client = postgres(config.url, { max: 10, onnotice: () => {}, connection: { application_name: 'growthdesk' } })
+    const db = drizzlePostgres(client, { schema }) as unknown as Db
+    return {
+      db,
+      kind: 'postgres',
+      async migrate() {
+        // An advisory lock lets several processes start at once against one server.
+        const lock = await client.reserve()
+        try {
+          await lock`select pg_advisory_lock(7369826193)`
+          await migratePostgres(drizzlePostgres(client), { migrationsFolder })
+        } finally {
+          await lock`select pg_advisory_unlock(7369826193)`.catch(() => {})
+          lock.release()
+        }
+      },
+      async ping() {
+        await db.execute(sql`select 1`)
+      },
+      async close() {
+        await client.end({ timeout: 5 })
+      },
+    }
+  }
+  const { PGlite } = await import('@electric-sql/pglite')
+  const unlock = config.dataDir ? lockDataDir(config.dataDir) : () => {}
+  let client: InstanceType<typeof PGlite>
+  try {
+    client = new PGlite(config.dataDir)
+    await client.waitReady
+  } catch (err) {
+    unlock()
+    throw err
+  }
+  const db = drizzlePglite(client, { schema }) as unknown as Db
+  return {
+    db,
+    kind: 'pglite',
+    async migrate() {
+      await migratePglite(drizzlePglite(client), { migrationsFolder })
+    },
+    async ping() {
+      await client.query('select 1')
+    },
+    async close() {
+      try {
+        await client.close()
+      } finally {
+        unlock()
+      }
+    },
+  }
+}

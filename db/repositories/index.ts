@@ -1,0 +1,17 @@
+// Every repository, built over one database handle; decorated onto the app as `repos`.
+import type { Db } from '../client.ts'
+import { createApiKeysRepository } from './api-keys.ts'
+import { createProjectsRepository } from './projects.ts'
+import { createUsersRepository } from './users.ts'
+import { createWorkspacesRepository } from './workspaces.ts'
+
+export function createRepositories(db: Db) {
+  return {
+    workspaces: createWorkspacesRepository(db),
+    users: createUsersRepository(db),
+    projects: createProjectsRepository(db),
+    apiKeys: createApiKeysRepository(db),
+  }
+}
+
+export type Repositories = ReturnType<typeof createRepositories>

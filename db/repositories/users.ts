@@ -1,0 +1,51 @@
+import { and, eq, sql } from 'drizzle-orm'
+import type { Db } from '../client.ts'
+import { memberships, users } from '../schema.ts'
+import { newId } from '../../core/ids.ts'
+import type { Role } from '../../schemas/atoms.ts'
+
+export function createUsersRepository(db: Db) {
+  return {
+    async create(input: { workspaceId: string; email: string; passwordHash: string }, tx: Db = db) {
+      const [row] = await tx
+        .insert(users)
+        .values({ id: newId('usr'), workspaceId: input.workspaceId, email: input.email.toLowerCase(), passwordHash: input.passwordHash })
+        .returning()
+      return row!
+    },
+
+    async findByEmail(email: string) {
+      const [row] = await db.select().from(users).where(eq(users.email, email.toLowerCase()))
+      return row
+    },
+
+    async find(id: string) {
+      const [row] = await db.select().from(users).where(eq(users.id, id))
+      return row
+    },
+
+    /** Adds the user to a project, or changes the role of an existing membership. */
+    async setMembership(input: { userId: string; projectId: string; role: Role; distinctId?: string | null }, tx: Db = db) {
+      await tx
+        .insert(memberships)
+        .values({ userId: input.userId, projectId: input.projectId, role: input.role, distinctId: input.distinctId ?? null })
+        .onConflictDoUpdate({
+          target: [memberships.userId, memberships.projectId],
+          set: { role: input.role, ...(input.distinctId !== undefined ? { distinctId: input.distinctId } : {}) },
+        })
+    },
+
+    async role(userId: string, projectId: string): Promise<Role | undefined> {
+      const [row] = await db
+        .select({ role: memberships.role })
+        .from(memberships)
+        .where(and(eq(memberships.userId, userId), eq(memberships.projectId, projectId)))
+      return row?.role
+    },
+
+    async countInWorkspace(workspaceId: string): Promise<number> {
+      const [row] = await db.select({ n: sql<number>`count(*)::int` }).from(users).where(eq(users.workspaceId, workspaceId))
+      return row!.n
+    },
+  }
+}

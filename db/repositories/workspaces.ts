@@ -1,0 +1,42 @@
+import { eq, sql } from 'drizzle-orm'
+import type { Db } from '../client.ts'
+import { workspaces } from '../schema.ts'
+import { newId } from '../../core/ids.ts'
+
+export function createWorkspacesRepository(db: Db) {
+  return {
+    async create(name: string, tx: Db = db) {
+      const [row] = await tx.insert(workspaces).values({ id: newId('wsp'), name }).returning()
+      return row!
+    },
+
+    async count(): Promise<number> {
+      const [row] = await db.select({ n: sql<number>`count(*)::int` }).from(workspaces)
+      return row!.n
+    },
+
+    async find(id: string) {
+      const [row] = await db.select().from(workspaces).where(eq(workspaces.id, id))
+      return row
+    },
+
+    async disabledTools(id: string): Promise<string[]> {
+      const [row] = await db.select({ disabled: workspaces.disabledTools }).from(workspaces).where(eq(workspaces.id, id))
+      return row?.disabled ?? []
+    },
+
+    /** Enables or disables one tool in one statement (no read-modify-write). */
+    async setToolEnabled(id: string, tool: string, enabled: boolean): Promise<string[] | undefined> {
+      const [row] = await db
+        .update(workspaces)
+        .set({
+          disabledTools: enabled
+            ? sql`array_remove(${workspaces.disabledTools}, ${tool})`
+            : sql`(select array_agg(distinct t order by t) from unnest(array_append(${workspaces.disabledTools}, ${tool})) t)`,
+        })
+        .where(eq(workspaces.id, id))
+        .returning({ disabled: workspaces.disabledTools })
+      return row?.disabled
+    },
+  }
+}

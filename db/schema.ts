@@ -1,0 +1,168 @@
+// Tables of growthdesk. Public ids are prefixed text (prj_, opp_, mem_, key_ …);
+// rollup tables are maintained at ingestion so metrics never scan raw events.
+import { sql } from 'drizzle-orm'
+import {
+  bigint, bigserial, boolean, date, index, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex, uuid,
+} from 'drizzle-orm/pg-core'
+
+const createdAt = () => timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow()
+const tstz = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' })
+
+export const workspaces = pgTable('workspaces', {
+  id: text('id').primaryKey(),
+  name: text('name').notNull(),
+  disabledTools: text('disabled_tools').array().notNull().default(sql`'{}'::text[]`),
+  createdAt: createdAt(),
+})
+
+export const users = pgTable('users', {
+  id: text('id').primaryKey(),
+  workspaceId: text('workspace_id').notNull().references(() => workspaces.id, { onDelete: 'cascade' }),
+  email: text('email').notNull(),
+  passwordHash: text('password_hash').notNull(),
+  createdAt: createdAt(),
+}, (t) => [uniqueIndex('users_email_key').on(t.email), index('users_workspace_idx').on(t.workspaceId)])
+
+export const projects = pgTable('projects', {
+  id: text('id').primaryKey(),
+  workspaceId: text('workspace_id').notNull().references(() => workspaces.id, { onDelete: 'cascade' }),
+  slug: text('slug').notNull(),
+  name: text('name').notNull(),
+  description: text('description').notNull().default(''),
+  website: text('website').notNull().default(''),
+  audience: text('audience').notNull().default(''),
+  valueProposition: text('value_proposition').notNull().default(''),
+  goals: text('goals').array().notNull().default(sql`'{}'::text[]`),
+  channels: text('channels').array().notNull().default(sql`'{}'::text[]`),
+  stage: text('stage').notNull().default(''),
+  timezone: text('timezone').notNull().default('UTC'),
+  createdAt: createdAt(),
+  updatedAt: tstz('updated_at').notNull().defaultNow(),
+}, (t) => [uniqueIndex('projects_workspace_slug_key').on(t.workspaceId, t.slug)])
+
+export const memberships = pgTable('memberships', {
+  userId: text('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
+  projectId: text('project_id').notNull().references(() => projects.id, { onDelete: 'cascade' }),
+  role: text('role', { enum: ['viewer', 'reviewer', 'owner'] }).notNull(),
+  /** The user's identity in the project's event data; null = the user's email. */
+  distinctId: text('distinct_id'),
+  createdAt: createdAt(),
+}, (t) => [primaryKey({ columns: [t.userId, t.projectId] }), index('memberships_project_idx').on(t.projectId)])
+
+export const apiKeys = pgTable('api_keys', {
+  id: text('id').primaryKey(),
+  workspaceId: text('workspace_id').notNull().references(() => workspaces.id, { onDelete: 'cascade' }),
+  userId: text('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
+  kind: text('kind', { enum: ['mcp', 'service', 'ingest', 'oauth'] }).notNull(),
+  name: text('name').notNull().default(''),
+  /** SHA-256 of the whole key, hex. The key itself is never stored. */
+  hash: text('hash').notNull(),
+  /** Prefix and last four characters, for display. */
+  display: text('display').notNull(),
+  /** Narrows the key to one project (always set for ingest keys). */
+  projectId: text('project_id').references(() => projects.id, { onDelete: 'cascade' }),
+  readOnly: boolean('read_only').notNull().default(false),
+  createdAt: createdAt(),
+  lastUsedAt: tstz('last_used_at'),
+  expiresAt: tstz('expires_at'),
+  revokedAt: tstz('revoked_at'),
+}, (t) => [uniqueIndex('api_keys_hash_key').on(t.hash), index('api_keys_user_idx').on(t.userId)])
+
+export const opportunities = pgTable('opportunities', {
+  id: text('id').primaryKey(),
+  projectId: text('project_id').notNull().references(() => projects.id, { onDelete: 'cascade' }),
+  contributionType: text('contribution_type').notNull(),
+  keyInformation: text('key_information').notNull(),
+  reason: text('reason').notNull(),
+  suggestedAction: text('suggested_action').notNull(),
+  sourceUrl: text('source_url'),
+  externalId: text('external_id'),
+  submittedBy: text('submitted_by').references(() => users.id, { onDelete: 'set null' }),
+  receivedAt: tstz('received_at').notNull().defaultNow(),
+  evaluation: text('evaluation').notNull().default(''),
+  status: text('status').notNull().default('pending'),
+  reviewNote: text('review_note').notNull().default(''),
+  reviewUpdatedAt: tstz('review_updated_at'),
+}, (t) => [
+  uniqueIndex('opportunities_external_key').on(t.projectId, t.externalId),
+  index('opportunities_recent_idx').on(t.projectId, t.receivedAt.desc(), t.id),
+  index('opportunities_status_idx').on(t.projectId, t.status, t.receivedAt.desc(), t.id),
+  index('opportunities_type_idx').on(t.projectId, t.contributionType, t.receivedAt.desc(), t.id),
+  index('opportunities_evaluation_idx').on(t.projectId, t.evaluation, t.receivedAt.desc(), t.id),
+])
+
+/** Exact per-bucket totals, kept by a trigger on opportunities (see the custom migration). */
+export const opportunityCounts = pgTable('opportunity_counts', {
+  projectId: text('project_id').notNull().references(() => projects.id, { onDelete: 'cascade' }),
+  contributionType: text('contribution_type').notNull(),
+  status: text('status').notNull(),
+  evaluation: text('evaluation').notNull(),
+  n: bigint('n', { mode: 'number' }).notNull(),
+}, (t) => [primaryKey({ columns: [t.projectId, t.contributionType, t.status, t.evaluation] })])
+
+export const reviewHistory = pgTable('review_history', {
+  id: bigserial('id', { mode: 'number' }).primaryKey(),
+  opportunityId: text('opportunity_id').notNull().references(() => opportunities.id, { onDelete: 'cascade' }),
+  actorUserId: text('actor_user_id').references(() => users.id, { onDelete: 'set null' }),
+  changedAt: tstz('changed_at').notNull().defaultNow(),
+  before: jsonb('before').notNull(),
+  after: jsonb('after').notNull(),
+}, (t) => [index('review_history_opportunity_idx').on(t.opportunityId, t.id)])
+
+export const events = pgTable('events', {
+  id: bigserial('id', { mode: 'number' }).primaryKey(),
+  projectId: text('project_id').notNull().references(() => projects.id, { onDelete: 'cascade' }),
+  uuid: uuid('uuid').notNull(),
+  event: text('event').notNull(),
+  distinctId: text('distinct_id').notNull(),
+  occurredAt: tstz('occurred_at').notNull(),
+  /** Calendar day of occurred_at in the project's time zone at ingestion. */
+  day: date('day', { mode: 'string' }).notNull(),
+  properties: jsonb('properties').notNull().default(sql`'{}'::jsonb`),
+  receivedAt: tstz('received_at').notNull().defaultNow(),
+}, (t) => [
+  uniqueIndex('events_uuid_key').on(t.projectId, t.uuid),
+  index('events_stream_idx').on(t.projectId, t.distinctId, t.occurredAt.desc(), t.id.desc()),
+])
+
+/** First sighting of a user doing an event on a day: the source of exact unique counts. */
+export const dailyEventUsers = pgTable('daily_event_users', {
+  projectId: text('project_id').notNull().references(() => projects.id, { onDelete: 'cascade' }),
+  event: text('event').notNull(),
+  day: date('day', { mode: 'string' }).notNull(),
+  distinctId: text('distinct_id').notNull(),
+}, (t) => [primaryKey({ columns: [t.projectId, t.event, t.day, t.distinctId] })])
+
+export const dailyEventCounts = pgTable('daily_event_counts', {
+  projectId: text('project_id').notNull().references(() => projects.id, { onDelete: 'cascade' }),
+  day: date('day', { mode: 'string' }).notNull(),
+  event: text('event').notNull(),
+  events: bigint('events', { mode: 'number' }).notNull(),
+  uniqueUsers: bigint('unique_users', { mode: 'number' }).notNull(),
+}, (t) => [primaryKey({ columns: [t.projectId, t.day, t.event] })])
+
+/** Each user's last day of `daily_use`: 7- and 30-day unique active users without scanning days. */
+export const userActivity = pgTable('user_activity', {
+  projectId: text('project_id').notNull().references(() => projects.id, { onDelete: 'cascade' }),
+  distinctId: text('distinct_id').notNull(),
+  lastActiveDay: date('last_active_day', { mode: 'string' }).notNull(),
+}, (t) => [
+  primaryKey({ columns: [t.projectId, t.distinctId] }),
+  index('user_activity_day_idx').on(t.projectId, t.lastActiveDay),
+])
+
+export const memories = pgTable('memories', {
+  id: text('id').primaryKey(),
+  projectId: text('project_id').notNull().references(() => projects.id, { onDelete: 'cascade' }),
+  content: text('content').notNull(),
+  tags: text('tags').array().notNull().default(sql`'{}'::text[]`),
+  source: text('source').notNull().default(''),
+  createdBy: text('created_by').references(() => users.id, { onDelete: 'set null' }),
+  createdAt: createdAt(),
+  updatedAt: tstz('updated_at').notNull().defaultNow(),
+}, (t) => [index('memories_project_idx').on(t.projectId, t.createdAt.desc(), t.id)])
+
+export const schema = {
+  workspaces, users, projects, memberships, apiKeys, opportunities, opportunityCounts, reviewHistory,
+  events, dailyEventUsers, dailyEventCounts, userActivity, memories,
+}

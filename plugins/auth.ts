@@ -1,0 +1,83 @@
+// Bearer credentials: which kinds each surface accepts, and the principal they act as.
+import fp from 'fastify-plugin'
+import type { FastifyInstance, FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify'
+import { appError } from '../core/errors.ts'
+import { hashKey, keyKindNames, parseKey, type KeyKind } from '../core/keys.ts'
+import type { Principal } from '../core/access.ts'
+
+export type Surface = 'project-api' | 'tools-api' | 'mcp' | 'ingest'
+
+export const surfaceKinds: Record<Surface, KeyKind[]> = {
+  'project-api': ['mcp', 'oauth'],
+  'tools-api': ['service', 'oauth'],
+  mcp: ['mcp', 'service', 'oauth'],
+  ingest: ['ingest', 'service', 'mcp', 'oauth'],
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    authenticate(surface: Surface): preHandlerAsyncHookHandler
+  }
+  interface FastifyRequest {
+    principal: Principal
+  }
+}
+
+const listKinds = (kinds: KeyKind[]) => kinds.map((k) => keyKindNames[k]).join(' or ')
+
+async function authPlugin(app: FastifyInstance, options: { publicUrl: string }) {
+  app.decorateRequest('principal', null as unknown as Principal)
+
+  function challenge(reply: FastifyReply, surface: Surface, error?: 'invalid_token') {
+    const params = ['realm="growthdesk"']
+    if (error) params.push(`error="${error}"`)
+    if (surface === 'mcp') params.push(`resource_metadata="${options.publicUrl}/.well-known/oauth-protected-resource/mcp"`)
+    reply.header('WWW-Authenticate', `Bearer ${params.join(', ')}`)
+  }
+
+  async function principalFor(request: FastifyRequest, reply: FastifyReply, surface: Surface): Promise<Principal> {
+    const accepted = surfaceKinds[surface]
+    const header = request.headers.authorization
+    const match = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null
+    if (!match) {
+      challenge(reply, surface)
+      throw appError('Unauthorized', `Authentication required: send the header Authorization: Bearer <key> with a ${listKinds(accepted)}.`)
+    }
+    const key = match[1]!
+    const kind = parseKey(key)
+    if (!kind) {
+      challenge(reply, surface, 'invalid_token')
+      throw appError('Unauthorized', 'The bearer credential is malformed or mistyped (it is not a growthdesk key, or its checksum does not match).')
+    }
+    if (!accepted.includes(kind)) {
+      challenge(reply, surface, 'invalid_token')
+      throw appError('Unauthorized', `This endpoint takes a ${listKinds(accepted)}; a ${keyKindNames[kind]} was sent.`)
+    }
+    const now = app.now()
+    const row = await app.repos.apiKeys.findActive(hashKey(key), now)
+    if (!row) {
+      challenge(reply, surface, 'invalid_token')
+      throw appError('Unauthorized', 'The key is not valid: it is unknown, revoked or expired.')
+    }
+    if (!row.lastUsedAt || now.getTime() - row.lastUsedAt.getTime() >= 60_000) {
+      app.repos.apiKeys.touch(row.id, now).catch((err) => request.log.warn({ err }, 'could not record key use'))
+    }
+    return {
+      keyId: row.id,
+      kind: row.kind,
+      userId: row.userId,
+      email: row.email,
+      workspaceId: row.workspaceId,
+      projectId: row.projectId,
+      readOnly: row.readOnly,
+    }
+  }
+
+  app.decorate('authenticate', (surface: Surface): preHandlerAsyncHookHandler => {
+    return async function authenticate(request, reply) {
+      request.principal = await principalFor(request, reply, surface)
+    }
+  })
+}
+
+export default fp(authPlugin, { name: 'auth', dependencies: ['repositories', 'registry'] })
