@@ -65,6 +65,12 @@ function lockDataDir(dataDir: string): () => void {
   throw new Error(`Could not lock ${dataDir}`)
 }
 
+/** Closing twice (a health check that closed it, then the app) is harmless. */
+function once(fn: () => Promise<void>): () => Promise<void> {
+  let done: Promise<void> | undefined
+  return () => (done ??= fn())
+}
+
 export async function openDatabase(config: DatabaseConfig): Promise<Database> {
   if (config.kind === 'postgres') {
     const { default: postgres } = await import('postgres')
@@ -112,12 +118,12 @@ export async function openDatabase(config: DatabaseConfig): Promise<Database> {
     async ping() {
       await client.query('select 1')
     },
-    async close() {
+    close: once(async () => {
       try {
         await client.close()
       } finally {
         unlock()
       }
-    },
+    }),
   }
 }
