@@ -10,6 +10,8 @@ import registryPlugin from './plugins/registry.ts'
 import errorsPlugin from './plugins/errors.ts'
 import authPlugin from './plugins/auth.ts'
 import healthRoutes from './routes/health.ts'
+import projectApiRoutes from './routes/project-api.ts'
+import eventsRoutes from './routes/events.ts'
 
 export interface BuildOptions {
   config: Config
@@ -61,5 +63,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   await app.register(authPlugin, { publicUrl: config.publicUrl })
 
   await app.register(healthRoutes)
+  await app.register(projectApiRoutes, { prefix: '/api/v1/mcp' })
+  await app.register(eventsRoutes)
   return app
 }

@@ -36,6 +36,8 @@ interface OperationBase<I extends TObject, O extends TSchema> {
   output: O
   role: Role
   annotations: Annotations
+  /** false: reachable only through its own REST route, not listed or callable as a tool. */
+  tool?: boolean
 }
 
 export interface ProjectOperation<I extends TObject = TObject, O extends TSchema = TSchema> extends OperationBase<I, O> {
@@ -118,18 +120,22 @@ export class Registry {
     return this.entries.get(name)?.contract
   }
 
+  /** The tools (operations exposed as tools) minus those disabled in a workspace. */
   contracts(disabled: readonly string[] = []): ToolContract[] {
-    return [...this.entries.values()].filter((e) => !disabled.includes(e.op.name)).map((e) => e.contract)
+    return [...this.entries.values()]
+      .filter((e) => e.op.tool !== false && !disabled.includes(e.op.name))
+      .map((e) => e.contract)
   }
 
+  /** Names of every tool, enabled or not. */
   names(): string[] {
-    return [...this.entries.keys()]
+    return [...this.entries.values()].filter((e) => e.op.tool !== false).map((e) => e.op.name)
   }
 
   /** Validates the arguments, resolves the project and the caller's role, runs the handler. */
   async call(name: string, rawArgs: unknown, options: CallOptions): Promise<unknown> {
     const entry = this.entries.get(name)
-    if (!entry) throw appError('NotFound', `There is no tool named '${name}'.`)
+    if (!entry || (options.asTool && entry.op.tool === false)) throw appError('NotFound', `There is no tool named '${name}'.`)
     if (options.asTool) {
       const disabled = await this.deps.repos.workspaces.disabledTools(options.principal.workspaceId)
       if (disabled.includes(name)) throw appError('NotFound', `There is no tool named '${name}' enabled in this workspace.`)

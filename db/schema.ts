@@ -151,6 +151,12 @@ export const userActivity = pgTable('user_activity', {
   index('user_activity_day_idx').on(t.projectId, t.lastActiveDay),
 ])
 
+export const projectEventStats = pgTable('project_event_stats', {
+  projectId: text('project_id').primaryKey().references(() => projects.id, { onDelete: 'cascade' }),
+  lastEventAt: tstz('last_event_at').notNull(),
+  events: bigint('events', { mode: 'number' }).notNull(),
+})
+
 export const memories = pgTable('memories', {
   id: text('id').primaryKey(),
   projectId: text('project_id').notNull().references(() => projects.id, { onDelete: 'cascade' }),
@@ -164,5 +170,5 @@ export const memories = pgTable('memories', {
 
 export const schema = {
   workspaces, users, projects, memberships, apiKeys, opportunities, opportunityCounts, reviewHistory,
-  events, dailyEventUsers, dailyEventCounts, userActivity, memories,
+  events, dailyEventUsers, dailyEventCounts, userActivity, projectEventStats, memories,
 }

@@ -44,5 +44,5 @@ export const ErrorResponse = Type.Object(
       details: Type.Optional(Type.Array(ErrorDetail)),
     }),
   },
-  { $id: 'ErrorResponse', description: 'The error shape of every surface.' }
+  { description: 'The error shape of every surface.' }
 )

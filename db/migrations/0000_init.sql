@@ -89,6 +89,12 @@ CREATE TABLE "opportunity_counts" (
 	CONSTRAINT "opportunity_counts_project_id_contribution_type_status_evaluation_pk" PRIMARY KEY("project_id","contribution_type","status","evaluation")
 );
 --> statement-breakpoint
+CREATE TABLE "project_event_stats" (
+	"project_id" text PRIMARY KEY NOT NULL,
+	"last_event_at" timestamp with time zone NOT NULL,
+	"events" bigint NOT NULL
+);
+--> statement-breakpoint
 CREATE TABLE "projects" (
 	"id" text PRIMARY KEY NOT NULL,
 	"workspace_id" text NOT NULL,
@@ -150,6 +156,7 @@ ALTER TABLE "memories" ADD CONSTRAINT "memories_created_by_users_id_fk" FOREIGN 
 ALTER TABLE "opportunities" ADD CONSTRAINT "opportunities_project_id_projects_id_fk" FOREIGN KEY ("project_id") REFERENCES "public"."projects"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "opportunities" ADD CONSTRAINT "opportunities_submitted_by_users_id_fk" FOREIGN KEY ("submitted_by") REFERENCES "public"."users"("id") ON DELETE set null ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "opportunity_counts" ADD CONSTRAINT "opportunity_counts_project_id_projects_id_fk" FOREIGN KEY ("project_id") REFERENCES "public"."projects"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
+ALTER TABLE "project_event_stats" ADD CONSTRAINT "project_event_stats_project_id_projects_id_fk" FOREIGN KEY ("project_id") REFERENCES "public"."projects"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "projects" ADD CONSTRAINT "projects_workspace_id_workspaces_id_fk" FOREIGN KEY ("workspace_id") REFERENCES "public"."workspaces"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "review_history" ADD CONSTRAINT "review_history_opportunity_id_opportunities_id_fk" FOREIGN KEY ("opportunity_id") REFERENCES "public"."opportunities"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "review_history" ADD CONSTRAINT "review_history_actor_user_id_users_id_fk" FOREIGN KEY ("actor_user_id") REFERENCES "public"."users"("id") ON DELETE set null ON UPDATE no action;--> statement-breakpoint

@@ -1,6 +1,8 @@
 // Every repository, built over one database handle; decorated onto the app as `repos`.
 import type { Db } from '../client.ts'
 import { createApiKeysRepository } from './api-keys.ts'
+import { createEventsRepository } from './events.ts'
+import { createOpportunitiesRepository } from './opportunities.ts'
 import { createProjectsRepository } from './projects.ts'
 import { createUsersRepository } from './users.ts'
 import { createWorkspacesRepository } from './workspaces.ts'
@@ -11,6 +13,8 @@ export function createRepositories(db: Db) {
     users: createUsersRepository(db),
     projects: createProjectsRepository(db),
     apiKeys: createApiKeysRepository(db),
+    opportunities: createOpportunitiesRepository(db),
+    events: createEventsRepository(db),
   }
 }
 

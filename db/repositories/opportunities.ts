@@ -1,0 +1,157 @@
+import { and, asc, desc, eq, sql, type SQL } from 'drizzle-orm'
+import type { Db } from '../client.ts'
+import { opportunities, opportunityCounts, reviewHistory, users } from '../schema.ts'
+import { newId } from '../../core/ids.ts'
+import type { Opportunity } from '../../schemas/opportunities.ts'
+
+type Row = typeof opportunities.$inferSelect
+
+export function toOpportunity(row: Row): Opportunity {
+  return {
+    event_id: row.id,
+    contribution_type: row.contributionType,
+    key_information: row.keyInformation,
+    reason: row.reason,
+    suggested_action: row.suggestedAction,
+    source_url: row.sourceUrl,
+    external_id: row.externalId,
+    received_at: row.receivedAt.toISOString(),
+    evaluation: row.evaluation as Opportunity['evaluation'],
+    status: row.status as Opportunity['status'],
+    review_note: row.reviewNote,
+    review_updated_at: row.reviewUpdatedAt?.toISOString() ?? null,
+  }
+}
+
+export interface ListFilters {
+  type: string
+  status: string
+  evaluation: string
+  /** Only those received on this calendar day in this time zone. */
+  receivedOn?: { day: string; timeZone: string }
+  page: number
+  pageSize: number
+}
+
+export interface ReviewChange {
+  evaluation?: string
+  status?: string
+  reviewNote?: string
+}
+
+export function createOpportunitiesRepository(db: Db) {
+  return {
+    /** Inserts, or returns the existing opportunity with the same external_id (created: false). */
+    async submit(input: {
+      projectId: string
+      submittedBy: string
+      contributionType: string
+      keyInformation: string
+      reason: string
+      suggestedAction: string
+      sourceUrl?: string
+      externalId?: string
+      receivedAt: Date
+    }): Promise<{ row: Row; created: boolean }> {
+      const [inserted] = await db
+        .insert(opportunities)
+        .values({ id: newId('opp'), ...input })
+        .onConflictDoNothing({ target: [opportunities.projectId, opportunities.externalId] })
+        .returning()
+      if (inserted) return { row: inserted, created: true }
+      const [existing] = await db
+        .select()
+        .from(opportunities)
+        .where(and(eq(opportunities.projectId, input.projectId), eq(opportunities.externalId, input.externalId!)))
+      return { row: existing!, created: false }
+    },
+
+    async list(projectId: string, f: ListFilters): Promise<{ rows: Row[]; total: number }> {
+      const where: (SQL | undefined)[] = [eq(opportunities.projectId, projectId)]
+      if (f.type !== 'all') where.push(eq(opportunities.contributionType, f.type))
+      if (f.status !== 'all') where.push(eq(opportunities.status, f.status))
+      if (f.evaluation !== 'all') where.push(eq(opportunities.evaluation, f.evaluation))
+      if (f.receivedOn) {
+        // Local midnight to local midnight, computed by PostgreSQL, so a 23- or 25-hour day is right.
+        const { day, timeZone } = f.receivedOn
+        where.push(sql`${opportunities.receivedAt} >= (${day}::date::timestamp at time zone ${timeZone})`)
+        where.push(sql`${opportunities.receivedAt} < ((${day}::date + 1)::timestamp at time zone ${timeZone})`)
+      }
+      const rows = await db
+        .select()
+        .from(opportunities)
+        .where(and(...where))
+        .orderBy(desc(opportunities.receivedAt), asc(opportunities.id))
+        .limit(f.pageSize)
+        .offset((f.page - 1) * f.pageSize)
+
+      let total: number
+      if (f.receivedOn) {
+        // One day of submissions: counting the index range is cheap.
+        const [c] = await db.select({ n: sql<number>`count(*)::int` }).from(opportunities).where(and(...where))
+        total = c!.n
+      } else {
+        // All dates: the trigger-maintained totals, exact without counting rows.
+        const cw: (SQL | undefined)[] = [eq(opportunityCounts.projectId, projectId)]
+        if (f.type !== 'all') cw.push(eq(opportunityCounts.contributionType, f.type))
+        if (f.status !== 'all') cw.push(eq(opportunityCounts.status, f.status))
+        if (f.evaluation !== 'all') cw.push(eq(opportunityCounts.evaluation, f.evaluation))
+        const [c] = await db.select({ n: sql<number>`coalesce(sum(${opportunityCounts.n}), 0)::int` }).from(opportunityCounts).where(and(...cw))
+        total = c!.n
+      }
+      return { rows, total }
+    },
+
+    /**
+     * Changes only the sent review fields in one UPDATE and appends the change to the history,
+     * in one transaction; the row lock orders concurrent reviews of the same opportunity.
+     */
+    async review(projectId: string, id: string, change: ReviewChange, actorUserId: string, now: Date) {
+      return db.transaction(async (tx) => {
+        const [before] = await tx
+          .select({ evaluation: opportunities.evaluation, status: opportunities.status, reviewNote: opportunities.reviewNote })
+          .from(opportunities)
+          .where(and(eq(opportunities.id, id), eq(opportunities.projectId, projectId)))
+          .for('update')
+        if (!before) return undefined
+        const [after] = await tx
+          .update(opportunities)
+          .set({ ...change, reviewUpdatedAt: now })
+          .where(eq(opportunities.id, id))
+          .returning()
+        const pick = (s: { evaluation: string; status: string; reviewNote: string }) => ({
+          ...(change.evaluation !== undefined ? { evaluation: s.evaluation } : {}),
+          ...(change.status !== undefined ? { status: s.status } : {}),
+          ...(change.reviewNote !== undefined ? { review_note: s.reviewNote } : {}),
+        })
+        await tx.insert(reviewHistory).values({ opportunityId: id, actorUserId, changedAt: now, before: pick(before), after: pick(after!) })
+        return after!
+      })
+    },
+
+    async exists(projectId: string, id: string): Promise<boolean> {
+      const [row] = await db
+        .select({ id: opportunities.id })
+        .from(opportunities)
+        .where(and(eq(opportunities.id, id), eq(opportunities.projectId, projectId)))
+      return Boolean(row)
+    },
+
+    async history(id: string) {
+      return db
+        .select({ changedAt: reviewHistory.changedAt, before: reviewHistory.before, after: reviewHistory.after, actorId: users.id, actorEmail: users.email })
+        .from(reviewHistory)
+        .leftJoin(users, eq(users.id, reviewHistory.actorUserId))
+        .where(eq(reviewHistory.opportunityId, id))
+        .orderBy(asc(reviewHistory.id))
+    },
+
+    /** Totals by status and by evaluation, from the maintained counters. */
+    async totals(projectId: string) {
+      return db
+        .select({ status: opportunityCounts.status, evaluation: opportunityCounts.evaluation, n: opportunityCounts.n })
+        .from(opportunityCounts)
+        .where(eq(opportunityCounts.projectId, projectId))
+    },
+  }
+}

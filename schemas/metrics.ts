@@ -1,0 +1,93 @@
+import { Type } from '@sinclair/typebox'
+import { Day, NullableTimestamp, StringEnum, Timestamp } from './atoms.ts'
+
+export const WindowParam = Type.Optional(
+  StringEnum(['7d', '30d'] as const, { default: '7d', description: '`7d`: today and the 6 days before; `30d`: today and the 29 days before (project time zone).' })
+)
+
+export const DailyOpsRecord = Type.Object({
+  date: Day,
+  registered_users: Type.Integer({ description: 'Unique users with a signup event that day.' }),
+  daily_use_users: Type.Integer({ description: 'Unique users with a daily_use event that day.' }),
+  active_users: Type.Integer({ description: 'Currently equal to daily_use_users.' }),
+  signup_events: Type.Integer(),
+  daily_use_events: Type.Integer(),
+})
+
+export const DailyOps = Type.Object({
+  project: Type.String(),
+  timezone: Type.String(),
+  window: StringEnum(['7d', '30d'] as const),
+  days: Type.Array(DailyOpsRecord, { description: 'One record per day, oldest first, zeros included.' }),
+})
+
+export const EventCount = Type.Object({
+  event: Type.String(),
+  count: Type.Integer({ description: 'Raw number of events.' }),
+  unique_users: Type.Integer({ description: 'Distinct users with that event that day.' }),
+})
+
+export const DailyEventSummary = Type.Object({
+  project: Type.String(),
+  timezone: Type.String(),
+  window: StringEnum(['7d', '30d'] as const),
+  days: Type.Array(Type.Object({ date: Day, events: Type.Array(EventCount) }), { description: 'Oldest first; events by name.' }),
+  totals: Type.Array(Type.Object({ event: Type.String(), count: Type.Integer() }), { description: 'Raw counts over the window.' }),
+})
+
+const Trend = Type.Object({
+  today: Type.Number(),
+  last_7d: Type.Number(),
+  previous_7d: Type.Number(),
+  change_7d: Type.Union([Type.Number(), Type.Null()], { description: '(last - previous) / previous; null when previous is 0.' }),
+  last_30d: Type.Number(),
+  previous_30d: Type.Number(),
+  change_30d: Type.Union([Type.Number(), Type.Null()]),
+})
+
+export const Overview = Type.Object({
+  project: Type.Object({ id: Type.String(), slug: Type.String(), name: Type.String(), timezone: Type.String() }),
+  today: Day,
+  generated_at: Timestamp(),
+  signups: Type.Composite([Trend], { description: 'Sums of registered_users per period.' }),
+  daily_users: Type.Composite([Trend], { description: 'Average daily_use_users per day of each period (today: that day).' }),
+  unique_users_7d: Type.Integer({ description: 'Distinct users with daily_use in the last 7 days.' }),
+  unique_users_30d: Type.Integer({ description: 'Distinct users with daily_use in the last 30 days.' }),
+  stickiness: Type.Union([Type.Number(), Type.Null()], { description: 'Average daily users over 30 days / unique users over 30 days (DAU/MAU).' }),
+  opportunities: Type.Object({
+    total: Type.Integer(),
+    pending_review: Type.Integer({ description: 'Status pending.' }),
+    unevaluated: Type.Integer({ description: 'No evaluation yet.' }),
+    by_status: Type.Record(Type.String(), Type.Integer()),
+    by_evaluation: Type.Object({ useful: Type.Integer(), not_useful: Type.Integer(), none: Type.Integer() }),
+  }),
+  last_event_at: NullableTimestamp(),
+})
+
+export const StreamEvent = Type.Object({
+  uuid: Type.String(),
+  event: Type.String(),
+  distinct_id: Type.String(),
+  timestamp: Timestamp(),
+  received_at: Timestamp(),
+  properties: Type.Record(Type.String(), Type.Unknown()),
+})
+
+export const EventStream = Type.Object({
+  distinct_id: Type.String({ description: 'Your identity in this project (membership distinct_id, default your email).' }),
+  items: Type.Array(StreamEvent),
+  next_cursor: Type.Union([Type.String(), Type.Null()], { description: 'Pass as `before` for older events; null at the end.' }),
+})
+
+export const IncomingEvent = Type.Object(
+  {
+    event: Type.String({ minLength: 1, maxLength: 200, description: 'Event name; `signup` and `daily_use` feed daily-ops.' }),
+    distinct_id: Type.String({ minLength: 1, maxLength: 200, description: 'The user the event is about.' }),
+    timestamp: Type.Optional(Type.String({ format: 'date-time', description: 'ISO-8601 with offset; default: now. At most 24 h ahead.' })),
+    properties: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+    uuid: Type.Optional(Type.String({ format: 'uuid', description: 'Idempotency key: a resent uuid counts as a duplicate.' })),
+  },
+  { additionalProperties: false }
+)
+
+export const IngestResult = Type.Object({ accepted: Type.Integer(), duplicates: Type.Integer() })

@@ -1,0 +1,87 @@
+import { Type, type Static } from '@sinclair/typebox'
+import { NullableTimestamp, Page, PageOf, PageSize, StringEnum, Timestamp } from './atoms.ts'
+
+export const statuses = ['pending', 'reviewing', 'contacted', 'adopted', 'ignored', 'done'] as const
+export const evaluations = ['useful', 'not_useful', ''] as const
+
+export const Status = StringEnum(statuses, { description: 'Pipeline status.' })
+export const Evaluation = StringEnum(evaluations, { description: '`useful`, `not_useful`, or "" (no evaluation).' })
+export const EventId = Type.String({ pattern: '^opp_[0-9A-Za-z]{1,40}$', description: 'The opportunity id (opp_…).' })
+export const ContributionType = Type.String({
+  pattern: '^[a-z][a-z0-9_]{0,63}$',
+  description: 'Opportunity type, snake_case, e.g. potential_user_opportunity.',
+})
+
+export const Opportunity = Type.Object({
+  event_id: Type.String(),
+  contribution_type: Type.String(),
+  key_information: Type.String(),
+  reason: Type.String(),
+  suggested_action: Type.String(),
+  source_url: Type.Union([Type.String(), Type.Null()]),
+  external_id: Type.Union([Type.String(), Type.Null()]),
+  received_at: Timestamp(),
+  evaluation: Evaluation,
+  status: Status,
+  review_note: Type.String(),
+  review_updated_at: NullableTimestamp(),
+})
+export type Opportunity = Static<typeof Opportunity>
+
+/** The filters of the listing (spec 4.1); every bad value is a 400, never ignored. */
+export const OpportunityFilters = {
+  type: Type.Optional(Type.String({ pattern: ContributionType.pattern, default: 'all', description: '`all` or one opportunity type.' })),
+  date: Type.Optional(StringEnum(['all', 'today'] as const, { default: 'all', description: '`today` = received today in the project time zone.' })),
+  evaluation: Type.Optional(StringEnum(['all', 'useful', 'not_useful'] as const, { default: 'all' })),
+  status: Type.Optional(StringEnum(['all', ...statuses] as const, { default: 'all' })),
+  page: Type.Optional(Page),
+  page_size: Type.Optional(PageSize),
+}
+
+export const OpportunityPage = PageOf(Opportunity)
+
+/** The review fields: the PATCH body and the review_opportunity tool are built from these. */
+export const ReviewFields = {
+  evaluation: Type.Optional(Evaluation),
+  status: Type.Optional(Status),
+  note: Type.Optional(Type.String({ maxLength: 2000, description: 'Reviewer note, at most 2000 characters; stored as review_note.' })),
+}
+
+export const ReviewResult = Type.Object({
+  event_id: Type.String(),
+  evaluation: Evaluation,
+  status: Status,
+  review_note: Type.String(),
+  review_updated_at: Timestamp(),
+})
+
+const ReviewState = Type.Object({
+  evaluation: Type.Optional(Type.String()),
+  status: Type.Optional(Type.String()),
+  review_note: Type.Optional(Type.String()),
+})
+
+export const ReviewHistory = Type.Object({
+  event_id: Type.String(),
+  items: Type.Array(
+    Type.Object({
+      changed_at: Timestamp(),
+      actor: Type.Union([Type.Object({ id: Type.String(), email: Type.String() }), Type.Null()]),
+      before: ReviewState,
+      after: ReviewState,
+    })
+  ),
+})
+
+export const SubmissionFields = {
+  contribution_type: ContributionType,
+  key_information: Type.String({ minLength: 1, maxLength: 10000, description: 'What the opportunity is: the facts.' }),
+  reason: Type.String({ minLength: 1, maxLength: 5000, description: 'Why it was raised.' }),
+  suggested_action: Type.String({ minLength: 1, maxLength: 5000, description: 'The suggested next step.' }),
+  source_url: Type.Optional(Type.String({ format: 'uri', maxLength: 2048, description: 'Where it was found.' })),
+  external_id: Type.Optional(
+    Type.String({ minLength: 1, maxLength: 200, description: 'Your id for it; a repeat submission with the same id returns the existing opportunity.' })
+  ),
+}
+
+export const SubmissionResult = Type.Composite([Opportunity, Type.Object({ created: Type.Boolean({ description: 'false when external_id matched an existing opportunity' }) })])

@@ -1,0 +1,40 @@
+import { Type } from '@sinclair/typebox'
+import { defineOperation } from '../core/operations.ts'
+import { DailyEventSummary, WindowParam } from '../schemas/metrics.ts'
+import { dayRange, localDate, windows } from '../core/time.ts'
+
+export default defineOperation({
+  name: 'get_daily_event_summary',
+  title: 'Daily event summary',
+  description:
+    'Per day and per event name: how many events were recorded (`count`) and by how many distinct users (`unique_users`), ' +
+    'for `window` 7d (default) or 30d in the project time zone, oldest day first, plus totals per event over the window. ' +
+    'Pass `event` to see one event name only. Use it to see which events move and which are quiet.',
+  scope: 'project',
+  role: 'viewer',
+  input: Type.Object(
+    { window: WindowParam, event: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'Only this event name.' })) },
+    { additionalProperties: false }
+  ),
+  output: DailyEventSummary,
+  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true },
+  async handler(args, ctx) {
+    const window = args.window ?? '7d'
+    const days = dayRange(localDate(ctx.now(), ctx.project.timezone), windows[window])
+    const rows = await ctx.repos.events.dailyCounts(ctx.project.id, days[0]!, days.at(-1)!, args.event ? [args.event] : undefined)
+    rows.sort((a, b) => (a.event < b.event ? -1 : a.event > b.event ? 1 : 0))
+    const byDay = new Map(days.map((date) => [date, { date, events: [] as { event: string; count: number; unique_users: number }[] }]))
+    const totals = new Map<string, number>()
+    for (const r of rows) {
+      byDay.get(r.day)?.events.push({ event: r.event, count: r.events, unique_users: r.uniqueUsers })
+      totals.set(r.event, (totals.get(r.event) ?? 0) + r.events)
+    }
+    return {
+      project: ctx.project.id,
+      timezone: ctx.project.timezone,
+      window,
+      days: [...byDay.values()],
+      totals: [...totals].map(([event, count]) => ({ event, count })),
+    }
+  },
+})

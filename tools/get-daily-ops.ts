@@ -1,0 +1,37 @@
+import { Type } from '@sinclair/typebox'
+import { defineOperation } from '../core/operations.ts'
+import { DailyOps, WindowParam } from '../schemas/metrics.ts'
+import { dayRange, localDate, windows } from '../core/time.ts'
+import { DAILY_USE, SIGNUP } from '../db/repositories/events.ts'
+
+export default defineOperation({
+  name: 'get_daily_ops',
+  title: 'Daily operational metrics',
+  description:
+    'Daily registrations and usage of the project for `window` 7d (default) or 30d, in the project time zone: one record ' +
+    'per day, oldest first, zeros included, with registered_users (unique signups), daily_use_users, active_users ' +
+    '(= daily_use_users), signup_events and daily_use_events. Exact counts from rollups kept at ingestion.',
+  scope: 'project',
+  role: 'viewer',
+  input: Type.Object({ window: WindowParam }, { additionalProperties: false }),
+  output: DailyOps,
+  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true },
+  async handler(args, ctx) {
+    const window = args.window ?? '7d'
+    const days = dayRange(localDate(ctx.now(), ctx.project.timezone), windows[window])
+    const rows = await ctx.repos.events.dailyCounts(ctx.project.id, days[0]!, days.at(-1)!, [SIGNUP, DAILY_USE])
+    const byDay = new Map(days.map((date) => [date, { date, registered_users: 0, daily_use_users: 0, active_users: 0, signup_events: 0, daily_use_events: 0 }]))
+    for (const r of rows) {
+      const rec = byDay.get(r.day)
+      if (!rec) continue
+      if (r.event === SIGNUP) {
+        rec.registered_users = r.uniqueUsers
+        rec.signup_events = r.events
+      } else {
+        rec.daily_use_users = rec.active_users = r.uniqueUsers
+        rec.daily_use_events = r.events
+      }
+    }
+    return { project: ctx.project.id, timezone: ctx.project.timezone, window, days: [...byDay.values()] }
+  },
+})

@@ -1,0 +1,56 @@
+import { Type } from '@sinclair/typebox'
+import { defineOperation } from '../core/operations.ts'
+import { appError } from '../core/errors.ts'
+import { EventStream } from '../schemas/metrics.ts'
+
+/** The cursor is opaque to clients: the (occurred_at, id) of the last event of a page. */
+const encodeCursor = (at: Date, id: number) => Buffer.from(`${at.toISOString()}|${id}`).toString('base64url')
+
+function decodeCursor(cursor: string): { at: Date; id: number } {
+  const [iso, id] = Buffer.from(cursor, 'base64url').toString('utf8').split('|')
+  const at = new Date(iso ?? '')
+  const n = Number(id)
+  if (Number.isNaN(at.getTime()) || !Number.isSafeInteger(n)) {
+    throw appError('InvalidArguments', 'The cursor `before` is not one this API returned.', [{ path: 'before', message: 'is not a valid cursor' }])
+  }
+  return { at, id: n }
+}
+
+export default defineOperation({
+  name: 'get_event_stream',
+  title: 'Your recent raw events',
+  description:
+    'The authenticated user\'s own recent raw events in the project (those whose distinct_id is your identity there, ' +
+    'by default your email), newest first. `limit` 1–100 (default 20); pass the returned `next_cursor` as `before` for ' +
+    'older events. Use it to check that your own tracking arrives.',
+  scope: 'project',
+  role: 'viewer',
+  input: Type.Object(
+    {
+      limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })),
+      before: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'A next_cursor from a previous page.' })),
+    },
+    { additionalProperties: false }
+  ),
+  output: EventStream,
+  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true },
+  async handler(args, ctx) {
+    const limit = args.limit ?? 20
+    const before = args.before ? decodeCursor(args.before) : undefined
+    const rows = await ctx.repos.events.stream(ctx.project.id, ctx.project.distinctId, limit + 1, before)
+    const page = rows.slice(0, limit)
+    const last = page.at(-1)
+    return {
+      distinct_id: ctx.project.distinctId,
+      items: page.map((r) => ({
+        uuid: r.uuid,
+        event: r.event,
+        distinct_id: r.distinctId,
+        timestamp: r.occurredAt.toISOString(),
+        received_at: r.receivedAt.toISOString(),
+        properties: r.properties as Record<string, unknown>,
+      })),
+      next_cursor: rows.length > limit && last ? encodeCursor(last.occurredAt, last.id) : null,
+    }
+  },
+})

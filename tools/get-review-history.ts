@@ -1,0 +1,32 @@
+import { Type } from '@sinclair/typebox'
+import { defineOperation } from '../core/operations.ts'
+import { appError } from '../core/errors.ts'
+import { EventId, ReviewHistory } from '../schemas/opportunities.ts'
+
+export default defineOperation({
+  name: 'get_review_history',
+  title: 'Review history of an opportunity',
+  description:
+    'The review changes of one opportunity, oldest first: who changed it, when, and each changed field before → after. ' +
+    'Use it to see how an opportunity moved through the pipeline. Needs review access.',
+  scope: 'project',
+  role: 'reviewer',
+  input: Type.Object({ event_id: EventId }, { additionalProperties: false }),
+  output: ReviewHistory,
+  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true },
+  async handler(args, ctx) {
+    if (!(await ctx.repos.opportunities.exists(ctx.project.id, args.event_id))) {
+      throw appError('NotFound', `Opportunity '${args.event_id}' was not found in project '${ctx.project.slug}'.`)
+    }
+    const rows = await ctx.repos.opportunities.history(args.event_id)
+    return {
+      event_id: args.event_id,
+      items: rows.map((r) => ({
+        changed_at: r.changedAt.toISOString(),
+        actor: r.actorId ? { id: r.actorId, email: r.actorEmail! } : null,
+        before: r.before as Record<string, string>,
+        after: r.after as Record<string, string>,
+      })),
+    }
+  },
+})

@@ -1,0 +1,40 @@
+import { randomUUID } from 'node:crypto'
+import { Type } from '@sinclair/typebox'
+import { defineOperation } from '../core/operations.ts'
+import { invalidArguments } from '../core/errors.ts'
+import { IncomingEvent, IngestResult } from '../schemas/metrics.ts'
+
+export const MAX_BATCH = 1000
+const MAX_AHEAD_MS = 24 * 60 * 60 * 1000
+
+export default defineOperation({
+  name: 'ingest_events',
+  title: 'Record user events',
+  description:
+    'Record a batch of up to 1000 user events (`signup`, `daily_use`, or any name). The whole batch is validated first; ' +
+    'one bad event rejects it all. Idempotent by `uuid`. Returns {accepted, duplicates}.',
+  scope: 'project',
+  role: 'reviewer',
+  tool: false,
+  input: Type.Object({ events: Type.Array(IncomingEvent, { minItems: 1, maxItems: MAX_BATCH }) }, { additionalProperties: false }),
+  output: IngestResult,
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true },
+  async handler(args, ctx) {
+    const now = ctx.now()
+    const limit = now.getTime() + MAX_AHEAD_MS
+    const problems: { path: string; message: string }[] = []
+    const batch = args.events.map((e, i) => {
+      const at = e.timestamp ? new Date(e.timestamp) : now
+      if (at.getTime() > limit) problems.push({ path: `events[${i}].timestamp`, message: 'is more than 24 hours in the future' })
+      return {
+        uuid: e.uuid?.toLowerCase() ?? randomUUID(),
+        event: e.event,
+        distinct_id: e.distinct_id,
+        timestamp: at.toISOString(),
+        properties: e.properties ?? {},
+      }
+    })
+    if (problems.length) throw invalidArguments(problems)
+    return ctx.repos.events.ingest(ctx.project.id, ctx.project.timezone, batch, now)
+  },
+})

@@ -1,0 +1,44 @@
+import { Type } from '@sinclair/typebox'
+import { defineOperation } from '../core/operations.ts'
+import { appError } from '../core/errors.ts'
+import { EventId, ReviewFields, ReviewResult } from '../schemas/opportunities.ts'
+
+/** The PATCH body of the review route: exactly the review fields, at least one of them. */
+export const ReviewBody = Type.Object(ReviewFields, { additionalProperties: false, minProperties: 1 })
+
+export default defineOperation({
+  name: 'review_opportunity',
+  title: 'Review a growth opportunity',
+  description:
+    'Set the review of one opportunity: `evaluation` (`useful`, `not_useful`, or "" to clear), `status` (pending, reviewing, ' +
+    'contacted, adopted, ignored, done) and/or `note` (≤ 2000 characters, stored as review_note). Only the fields you send ' +
+    'change. Returns event_id, evaluation, status, review_note, review_updated_at. Needs review access.',
+  scope: 'project',
+  role: 'reviewer',
+  input: Type.Object({ event_id: EventId, ...ReviewFields }, { additionalProperties: false, minProperties: 2 }),
+  output: ReviewResult,
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true },
+  async handler(args, ctx) {
+    const { event_id, evaluation, status, note } = args
+    if (evaluation === undefined && status === undefined && note === undefined) {
+      throw appError('InvalidArguments', 'Send at least one of evaluation, status or note.', [
+        { path: '', message: 'must have at least one of evaluation, status, note' },
+      ])
+    }
+    const row = await ctx.repos.opportunities.review(
+      ctx.project.id,
+      event_id,
+      { evaluation, status, reviewNote: note },
+      ctx.principal.userId,
+      ctx.now()
+    )
+    if (!row) throw appError('NotFound', `Opportunity '${event_id}' was not found in project '${ctx.project.slug}'.`)
+    return {
+      event_id: row.id,
+      evaluation: row.evaluation as 'useful',
+      status: row.status as 'pending',
+      review_note: row.reviewNote,
+      review_updated_at: row.reviewUpdatedAt!.toISOString(),
+    }
+  },
+})
