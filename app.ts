@@ -12,6 +12,11 @@ import authPlugin from './plugins/auth.ts'
 import healthRoutes from './routes/health.ts'
 import projectApiRoutes from './routes/project-api.ts'
 import eventsRoutes from './routes/events.ts'
+import toolsApiRoutes from './routes/tools-api.ts'
+import projectRoutes from './routes/projects.ts'
+import agentDocsRoutes from './routes/agent-docs.ts'
+import openapiPlugin from './plugins/openapi.ts'
+import secureJson from 'secure-json-parse'
 
 export interface BuildOptions {
   config: Config
@@ -56,14 +61,32 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     httpPart === 'body' ? strictAjv.compile(schema) : coercingAjv.compile(schema)
   )
 
+  // Like Fastify's own JSON parser (prototype-poisoning safe), but an empty body is no body,
+  // so `DELETE` or a tool call without arguments need not send `{}`.
+  app.removeContentTypeParser('application/json')
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
+    const text = (body as string).trim()
+    if (text === '') return done(null, undefined)
+    try {
+      done(null, secureJson.parse(text, { protoAction: 'error', constructorAction: 'error' }))
+    } catch {
+      done(Object.assign(new Error('invalid JSON'), { code: 'FST_ERR_CTP_INVALID_JSON_BODY', statusCode: 400 }), undefined)
+    }
+  })
+
   await app.register(errorsPlugin)
   await app.register(databasePlugin, { database: config.database })
   await app.register(repositoriesPlugin)
   await app.register(registryPlugin, { now: options.now ?? (() => new Date()) })
   await app.register(authPlugin, { publicUrl: config.publicUrl })
 
+  await app.register(openapiPlugin, { publicUrl: config.publicUrl })
+
   await app.register(healthRoutes)
+  await app.register(agentDocsRoutes, { publicUrl: config.publicUrl })
   await app.register(projectApiRoutes, { prefix: '/api/v1/mcp' })
   await app.register(eventsRoutes)
+  await app.register(toolsApiRoutes, { prefix: '/v1' })
+  await app.register(projectRoutes, { prefix: '/v1' })
   return app
 }

@@ -45,7 +45,7 @@ export async function bootstrap(
   return app.db.transaction(async (tx) => {
     const repos = createRepositories(tx as unknown as Db)
     const workspace = await repos.workspaces.create(name)
-    const user = await repos.users.create({ workspaceId: workspace.id, email, passwordHash })
+    const user = await repos.users.create({ workspaceId: workspace.id, email, passwordHash, workspaceRole: 'owner' })
     const project = await repos.projects.create({
       workspaceId: workspace.id,
       ownerId: user.id,

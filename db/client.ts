@@ -21,6 +21,14 @@ export function rowsOf<T>(result: unknown): T[] {
   return (Array.isArray(result) ? result : (result as { rows: T[] }).rows) as T[]
 }
 
+/** A unique-constraint violation, however the driver (or drizzle's wrapper) reports it. */
+export function isUniqueViolation(err: unknown): boolean {
+  for (let e = err as { code?: unknown; cause?: unknown } | undefined; e; e = e.cause as typeof e) {
+    if (e.code === '23505') return true
+  }
+  return false
+}
+
 export interface Database {
   db: Db
   kind: 'postgres' | 'pglite'

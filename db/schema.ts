@@ -20,6 +20,8 @@ export const users = pgTable('users', {
   workspaceId: text('workspace_id').notNull().references(() => workspaces.id, { onDelete: 'cascade' }),
   email: text('email').notNull(),
   passwordHash: text('password_hash').notNull(),
+  /** Workspace owners manage workspace settings (enabled tools); project roles are in memberships. */
+  workspaceRole: text('workspace_role', { enum: ['owner', 'member'] }).notNull().default('member'),
   createdAt: createdAt(),
 }, (t) => [uniqueIndex('users_email_key').on(t.email), index('users_workspace_idx').on(t.workspaceId)])
 

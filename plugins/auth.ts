@@ -24,6 +24,8 @@ declare module 'fastify' {
 }
 
 const listKinds = (kinds: KeyKind[]) => kinds.map((k) => keyKindNames[k]).join(' or ')
+/** "an ingest key", "an OAuth access token", "a service key". */
+const withArticle = (phrase: string) => `${/^[aeiou]/i.test(phrase) ? 'an' : 'a'} ${phrase}`
 
 async function authPlugin(app: FastifyInstance, options: { publicUrl: string }) {
   app.decorateRequest('principal', null as unknown as Principal)
@@ -41,7 +43,7 @@ async function authPlugin(app: FastifyInstance, options: { publicUrl: string }) 
     const match = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null
     if (!match) {
       challenge(reply, surface)
-      throw appError('Unauthorized', `Authentication required: send the header Authorization: Bearer <key> with a ${listKinds(accepted)}.`)
+      throw appError('Unauthorized', `Authentication required: send the header Authorization: Bearer <key> with ${withArticle(listKinds(accepted))}.`)
     }
     const key = match[1]!
     const kind = parseKey(key)
@@ -51,7 +53,7 @@ async function authPlugin(app: FastifyInstance, options: { publicUrl: string }) 
     }
     if (!accepted.includes(kind)) {
       challenge(reply, surface, 'invalid_token')
-      throw appError('Unauthorized', `This endpoint takes a ${listKinds(accepted)}; a ${keyKindNames[kind]} was sent.`)
+      throw appError('Unauthorized', `This endpoint takes ${withArticle(listKinds(accepted))}; ${withArticle(keyKindNames[kind])} was sent.`)
     }
     const now = app.now()
     const row = await app.repos.apiKeys.findActive(hashKey(key), now)

@@ -1,16 +1,29 @@
 // Every operation of the registry. A new tool is one file in this folder and one line here.
 import type { Operation } from '../core/operations.ts'
-import submitOpportunity from './submit-opportunity.ts'
+import discoverTools from './discover-tools.ts'
+import searchSignals from './search-signals.ts'
 import listOpportunities from './list-opportunities.ts'
 import reviewOpportunity from './review-opportunity.ts'
+import submitOpportunity from './submit-opportunity.ts'
 import getReviewHistory from './get-review-history.ts'
 import getOverview from './get-overview.ts'
 import getDailyOps from './get-daily-ops.ts'
 import getDailyEventSummary from './get-daily-event-summary.ts'
 import getEventStream from './get-event-stream.ts'
+import listProjects from './list-projects.ts'
+import createProject from './create-project.ts'
+import getProject from './get-project.ts'
+import updateProject from './update-project.ts'
+import listMemories from './list-memories.ts'
+import addMemory from './add-memory.ts'
+import updateMemory from './update-memory.ts'
+import forgetMemory from './forget-memory.ts'
 import ingestEvents from './ingest-events.ts'
+import { listWorkspaceTools, setToolEnabled } from './workspace-tools.ts'
 
 export const operations: Operation[] = [
+  discoverTools,
+  searchSignals,
   listOpportunities,
   reviewOpportunity,
   submitOpportunity,
@@ -19,5 +32,15 @@ export const operations: Operation[] = [
   getDailyOps,
   getDailyEventSummary,
   getEventStream,
+  listProjects,
+  createProject,
+  getProject,
+  updateProject,
+  listMemories,
+  addMemory,
+  updateMemory,
+  forgetMemory,
   ingestEvents,
+  listWorkspaceTools,
+  setToolEnabled,
 ]

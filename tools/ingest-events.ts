@@ -35,6 +35,6 @@ export default defineOperation({
       }
     })
     if (problems.length) throw invalidArguments(problems)
-    return ctx.repos.events.ingest(ctx.project.id, ctx.project.timezone, batch, now)
+    return ctx.repos.events.ingest(ctx.project.id, batch, now)
   },
 })

@@ -22,18 +22,22 @@ export function createEventsRepository(db: Db) {
      * the first time it is inserted into daily_event_users. Rows are written in key order so
      * concurrent batches lock in the same order and cannot deadlock.
      */
-    async ingest(projectId: string, timeZone: string, batch: IncomingEvent[], now: Date): Promise<{ accepted: number; duplicates: number }> {
+    async ingest(projectId: string, batch: IncomingEvent[], now: Date): Promise<{ accepted: number; duplicates: number }> {
       const payload = JSON.stringify(batch)
       const result = await db.execute<{ accepted: number }>(sql`
-        with input as (
+        with project as (
+          -- The share lock waits out a time-zone change (which rebuilds the rollups) and reads the zone it left.
+          select timezone from projects where id = ${projectId} for share
+        ),
+        input as (
           select * from jsonb_to_recordset(${payload}::jsonb)
             as x(uuid uuid, event text, distinct_id text, timestamp timestamptz, properties jsonb)
         ),
         ins as (
           insert into events (project_id, uuid, event, distinct_id, occurred_at, day, properties, received_at)
-          select ${projectId}, uuid, event, distinct_id, timestamp, (timestamp at time zone ${timeZone})::date,
+          select ${projectId}, uuid, event, distinct_id, timestamp, (timestamp at time zone project.timezone)::date,
                  coalesce(properties, '{}'::jsonb), ${now.toISOString()}::timestamptz
-          from input order by uuid
+          from input, project order by uuid
           on conflict (project_id, uuid) do nothing
           returning event, distinct_id, day, occurred_at
         ),

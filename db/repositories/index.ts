@@ -3,6 +3,8 @@ import type { Db } from '../client.ts'
 import { createApiKeysRepository } from './api-keys.ts'
 import { createEventsRepository } from './events.ts'
 import { createOpportunitiesRepository } from './opportunities.ts'
+import { createMemoriesRepository } from './memories.ts'
+import { createSignalsRepository } from './signals.ts'
 import { createProjectsRepository } from './projects.ts'
 import { createUsersRepository } from './users.ts'
 import { createWorkspacesRepository } from './workspaces.ts'
@@ -15,6 +17,8 @@ export function createRepositories(db: Db) {
     apiKeys: createApiKeysRepository(db),
     opportunities: createOpportunitiesRepository(db),
     events: createEventsRepository(db),
+    memories: createMemoriesRepository(db),
+    signals: createSignalsRepository(db),
   }
 }
 

@@ -1,8 +1,9 @@
 import { and, asc, eq, or, sql } from 'drizzle-orm'
 import type { Db } from '../client.ts'
-import { memberships, projects, users } from '../schema.ts'
+import { dailyEventCounts, dailyEventUsers, events, memberships, projects, userActivity, users } from '../schema.ts'
 import { newId } from '../../core/ids.ts'
 import { effectiveRole, type Principal, type ProjectAccess } from '../../core/access.ts'
+import type { ProjectCard, ProjectCardFields } from '../../schemas/projects.ts'
 
 export type ProjectRow = typeof projects.$inferSelect
 export type ProjectCardInput = Partial<Omit<typeof projects.$inferInsert, 'id' | 'workspaceId' | 'createdAt' | 'updatedAt'>>
@@ -73,9 +74,72 @@ export function createProjectsRepository(db: Db) {
         .orderBy(asc(projects.createdAt), asc(projects.id))
     },
 
+    async find(projectId: string): Promise<ProjectRow | undefined> {
+      const [row] = await db.select().from(projects).where(eq(projects.id, projectId))
+      return row
+    },
+
+    /**
+     * Changes only the sent card fields in one UPDATE. A new time zone re-derives every
+     * event's local day and the rollups in the same transaction; ingestion takes a share
+     * lock on the project row, so no batch lands half in the old zone.
+     */
+    async update(projectId: string, card: ProjectCardInput, now: Date): Promise<ProjectRow | undefined> {
+      return db.transaction(async (tx) => {
+        const [before] = await tx.select({ timezone: projects.timezone }).from(projects).where(eq(projects.id, projectId)).for('update')
+        if (!before) return undefined
+        const [row] = await tx.update(projects).set({ ...card, updatedAt: now }).where(eq(projects.id, projectId)).returning()
+        if (card.timezone !== undefined && card.timezone !== before.timezone) await rebuildRollups(tx as unknown as Db, projectId, card.timezone)
+        return row
+      })
+    },
+
     async timezone(projectId: string): Promise<string | undefined> {
       const [row] = await db.select({ tz: projects.timezone }).from(projects).where(eq(projects.id, projectId))
       return row?.tz
     },
   }
+}
+
+/** Recomputes event days and all rollups of one project from its raw events. */
+async function rebuildRollups(tx: Db, projectId: string, timeZone: string) {
+  await tx.delete(dailyEventUsers).where(eq(dailyEventUsers.projectId, projectId))
+  await tx.delete(dailyEventCounts).where(eq(dailyEventCounts.projectId, projectId))
+  await tx.delete(userActivity).where(eq(userActivity.projectId, projectId))
+  await tx.update(events).set({ day: sql`(${events.occurredAt} at time zone ${timeZone})::date` }).where(eq(events.projectId, projectId))
+  await tx.execute(sql`
+    insert into daily_event_users (project_id, event, day, distinct_id)
+    select distinct project_id, event, day, distinct_id from events where project_id = ${projectId}`)
+  await tx.execute(sql`
+    insert into daily_event_counts (project_id, day, event, events, unique_users)
+    select project_id, day, event, count(*), count(distinct distinct_id) from events
+    where project_id = ${projectId} group by project_id, day, event`)
+  await tx.execute(sql`
+    insert into user_activity (project_id, distinct_id, last_active_day)
+    select project_id, distinct_id, max(day) from events
+    where project_id = ${projectId} and event = 'daily_use' group by project_id, distinct_id`)
+}
+
+export function toProjectCard(row: ProjectRow): ProjectCard {
+  return {
+    id: row.id,
+    slug: row.slug,
+    name: row.name,
+    description: row.description,
+    website: row.website,
+    audience: row.audience,
+    value_proposition: row.valueProposition,
+    goals: row.goals,
+    channels: row.channels,
+    stage: row.stage,
+    timezone: row.timezone,
+    created_at: row.createdAt.toISOString(),
+    updated_at: row.updatedAt.toISOString(),
+  }
+}
+
+/** API field names (snake_case) → columns, keeping only the fields that were sent. */
+export function cardColumns(card: Partial<Record<keyof typeof ProjectCardFields, unknown>>): ProjectCardInput {
+  const { value_proposition, ...rest } = card
+  return { ...(rest as ProjectCardInput), ...(value_proposition !== undefined ? { valueProposition: value_proposition as string } : {}) }
 }

@@ -6,10 +6,16 @@ import type { Role } from '../../schemas/atoms.ts'
 
 export function createUsersRepository(db: Db) {
   return {
-    async create(input: { workspaceId: string; email: string; passwordHash: string }, tx: Db = db) {
+    async create(input: { workspaceId: string; email: string; passwordHash: string; workspaceRole?: 'owner' | 'member' }, tx: Db = db) {
       const [row] = await tx
         .insert(users)
-        .values({ id: newId('usr'), workspaceId: input.workspaceId, email: input.email.toLowerCase(), passwordHash: input.passwordHash })
+        .values({
+          id: newId('usr'),
+          workspaceId: input.workspaceId,
+          email: input.email.toLowerCase(),
+          passwordHash: input.passwordHash,
+          workspaceRole: input.workspaceRole ?? 'member',
+        })
         .returning()
       return row!
     },

@@ -1,0 +1,88 @@
+import { and, asc, desc, eq, sql, type SQL } from 'drizzle-orm'
+import type { Db } from '../client.ts'
+import { memories, users } from '../schema.ts'
+import { newId } from '../../core/ids.ts'
+import type { Memory } from '../../schemas/memories.ts'
+
+const columns = {
+  id: memories.id,
+  projectId: memories.projectId,
+  content: memories.content,
+  tags: memories.tags,
+  source: memories.source,
+  createdBy: users.email,
+  createdAt: memories.createdAt,
+  updatedAt: memories.updatedAt,
+}
+type Row = { id: string; projectId: string; content: string; tags: string[]; source: string; createdBy: string | null; createdAt: Date; updatedAt: Date }
+
+export function toMemory(row: Row): Memory {
+  return {
+    id: row.id,
+    project: row.projectId,
+    content: row.content,
+    tags: row.tags,
+    source: row.source,
+    created_by: row.createdBy,
+    created_at: row.createdAt.toISOString(),
+    updated_at: row.updatedAt.toISOString(),
+  }
+}
+
+/** The same expression as the GIN index memories_search_idx, so the index serves it. */
+export const memoryDocument = sql`memory_document(${memories.content}, ${memories.tags})`
+
+export function createMemoriesRepository(db: Db) {
+  async function byId(id: string): Promise<Row | undefined> {
+    const [row] = await db.select(columns).from(memories).leftJoin(users, eq(users.id, memories.createdBy)).where(eq(memories.id, id))
+    return row
+  }
+
+  return {
+    find: byId,
+
+    async add(input: { projectId: string; content: string; tags: string[]; source: string; createdBy: string; now: Date }) {
+      const id = newId('mem')
+      await db.insert(memories).values({
+        id,
+        projectId: input.projectId,
+        content: input.content,
+        tags: input.tags,
+        source: input.source,
+        createdBy: input.createdBy,
+        createdAt: input.now,
+        updatedAt: input.now,
+      })
+      return (await byId(id))!
+    },
+
+    async list(projectId: string, f: { query?: string; tag?: string; page: number; pageSize: number }) {
+      const where: (SQL | undefined)[] = [eq(memories.projectId, projectId)]
+      if (f.query) where.push(sql`${memoryDocument} @@ websearch_to_tsquery('english', ${f.query})`)
+      if (f.tag) where.push(sql`${memories.tags} @> array[${f.tag}]::text[]`)
+      const [rows, [count]] = await Promise.all([
+        db
+          .select(columns)
+          .from(memories)
+          .leftJoin(users, eq(users.id, memories.createdBy))
+          .where(and(...where))
+          .orderBy(desc(memories.createdAt), asc(memories.id))
+          .limit(f.pageSize)
+          .offset((f.page - 1) * f.pageSize),
+        db.select({ n: sql<number>`count(*)::int` }).from(memories).where(and(...where)),
+      ])
+      return { rows, total: count!.n }
+    },
+
+    /** Changes only the sent fields, in one UPDATE. */
+    async update(id: string, change: { content?: string; tags?: string[]; source?: string }, now: Date) {
+      const [row] = await db.update(memories).set({ ...change, updatedAt: now }).where(eq(memories.id, id)).returning({ id: memories.id })
+      return row ? byId(row.id) : undefined
+    },
+
+    async remove(id: string): Promise<boolean> {
+      const rows = await db.delete(memories).where(eq(memories.id, id)).returning({ id: memories.id })
+      return rows.length > 0
+    },
+  }
+}

@@ -1,0 +1,55 @@
+// Ranked full-text search over what a team wrote down: opportunities and memories.
+import { sql } from 'drizzle-orm'
+import { rowsOf, type Db } from '../client.ts'
+
+export type SignalKind = 'opportunity' | 'memory'
+
+export interface SignalHit {
+  kind: SignalKind
+  id: string
+  title: string
+  snippet: string
+  rank: number
+  at: string
+}
+
+// Both expressions repeat their GIN index definitions word for word, so the indexes serve them.
+const opportunityDocument = sql.raw(
+  `to_tsvector('english', contribution_type || ' ' || key_information || ' ' || reason || ' ' || suggested_action)`
+)
+const headline = `'MaxWords=30, MinWords=12, MaxFragments=2, StartSel=**, StopSel=**'`
+
+export function createSignalsRepository(db: Db) {
+  return {
+    async search(projectId: string, query: string, kinds: SignalKind[], limit: number): Promise<SignalHit[]> {
+      const parts = []
+      if (kinds.includes('opportunity')) {
+        parts.push(sql`
+          select 'opportunity' as kind, id, contribution_type as title,
+                 ts_headline('english', key_information || ' — ' || reason || ' — ' || suggested_action, q, ${sql.raw(headline)}) as snippet,
+                 ts_rank(${opportunityDocument}, q) as rank, received_at as at
+          from opportunities, q
+          where project_id = ${projectId} and ${opportunityDocument} @@ q`)
+      }
+      if (kinds.includes('memory')) {
+        parts.push(sql`
+          select 'memory' as kind, id, coalesce(nullif(array_to_string(tags, ', '), ''), 'memory') as title,
+                 ts_headline('english', content, q, ${sql.raw(headline)}) as snippet,
+                 ts_rank(memory_document(content, tags), q) as rank, created_at as at
+          from memories, q
+          where project_id = ${projectId} and memory_document(content, tags) @@ q`)
+      }
+      if (parts.length === 0) return []
+      const result = await db.execute(sql`
+        with q as (select websearch_to_tsquery('english', ${query}) as q)
+        select kind, id, title, snippet, rank::float8 as rank, at from (${sql.join(parts, sql` union all `)}) hits
+        order by rank desc, at desc, id
+        limit ${limit}`)
+      return rowsOf<{ kind: SignalKind; id: string; title: string; snippet: string; rank: number; at: Date | string }>(result).map((r) => ({
+        ...r,
+        rank: Math.round(Number(r.rank) * 1e6) / 1e6,
+        at: new Date(r.at).toISOString(),
+      }))
+    },
+  }
+}

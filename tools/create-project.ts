@@ -1,0 +1,43 @@
+import { Type } from '@sinclair/typebox'
+import { defineOperation } from '../core/operations.ts'
+import { appError } from '../core/errors.ts'
+import { isTimeZone } from '../core/time.ts'
+import { isUniqueViolation } from '../db/client.ts'
+import { ProjectCardFields, ProjectWithRole } from '../schemas/projects.ts'
+import { cardColumns, toProjectCard } from '../db/repositories/projects.ts'
+
+const { slug, name, ...optional } = ProjectCardFields
+
+export default defineOperation({
+  name: 'create_project',
+  title: 'Create a project',
+  description:
+    'Create a project in your workspace with its card (slug and name required; description, website, audience, ' +
+    'value_proposition, goals, channels, stage, timezone optional). You become its owner. Returns the card.',
+  scope: 'workspace',
+  role: 'viewer',
+  input: Type.Composite([Type.Object({ slug, name }), Type.Partial(Type.Object(optional))], { additionalProperties: false }),
+  output: ProjectWithRole,
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
+  async handler(args, ctx) {
+    if (ctx.principal.readOnly || ctx.principal.projectId) {
+      throw appError('Forbidden', 'This key is read-only or limited to one project; it cannot create projects.')
+    }
+    if (args.timezone !== undefined && !isTimeZone(args.timezone)) {
+      throw appError('InvalidArguments', `'${args.timezone}' is not an IANA time zone.`, [{ path: 'timezone', message: 'must be an IANA time zone such as Europe/Berlin' }])
+    }
+    try {
+      const row = await ctx.repos.projects.create({
+        ...cardColumns(args),
+        slug: args.slug,
+        name: args.name,
+        workspaceId: ctx.principal.workspaceId,
+        ownerId: ctx.principal.userId,
+      })
+      return { ...toProjectCard(row), role: 'owner' as const }
+    } catch (err) {
+      if (isUniqueViolation(err)) throw appError('Conflict', `The slug '${args.slug}' is taken in this workspace.`, [{ path: 'slug', message: 'is taken' }])
+      throw err
+    }
+  },
+})

@@ -1,0 +1,21 @@
+import { Type } from '@sinclair/typebox'
+import { defineOperation } from '../core/operations.ts'
+import { appError } from '../core/errors.ts'
+import { MemoryId } from '../schemas/memories.ts'
+import { writableMemory } from './memory-access.ts'
+
+export default defineOperation({
+  name: 'forget_memory',
+  title: 'Forget a memory',
+  description: 'Delete a memory by its id, for good. Use when it is wrong or no longer true. Returns {id, deleted: true}.',
+  scope: 'workspace',
+  role: 'reviewer',
+  input: Type.Object({ id: MemoryId }, { additionalProperties: false }),
+  output: Type.Object({ id: Type.String(), deleted: Type.Literal(true) }),
+  annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false },
+  async handler(args, ctx) {
+    await writableMemory(ctx, args.id)
+    if (!(await ctx.repos.memories.remove(args.id))) throw appError('NotFound', `Memory '${args.id}' was not found.`)
+    return { id: args.id, deleted: true as const }
+  },
+})

@@ -1,0 +1,21 @@
+import { Type } from '@sinclair/typebox'
+import { defineOperation } from '../core/operations.ts'
+import { ProjectWithRole } from '../schemas/projects.ts'
+import { toProjectCard } from '../db/repositories/projects.ts'
+
+export default defineOperation({
+  name: 'get_project',
+  title: 'Read the project card',
+  description:
+    'The project card: name, slug, description, website, audience, value proposition, goals, channels, stage and ' +
+    'time zone, plus your role. Read it before suggesting growth ideas so they fit the product.',
+  scope: 'project',
+  role: 'viewer',
+  input: Type.Object({}, { additionalProperties: false }),
+  output: ProjectWithRole,
+  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true },
+  async handler(_args, ctx) {
+    const row = (await ctx.repos.projects.find(ctx.project.id))!
+    return { ...toProjectCard(row), role: ctx.project.role }
+  },
+})

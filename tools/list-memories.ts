@@ -1,0 +1,33 @@
+import { Type } from '@sinclair/typebox'
+import { defineOperation } from '../core/operations.ts'
+import { Page, PageOf, PageSize } from '../schemas/atoms.ts'
+import { Memory } from '../schemas/memories.ts'
+import { toMemory } from '../db/repositories/memories.ts'
+
+export default defineOperation({
+  name: 'list_memories',
+  title: 'List project memories',
+  description:
+    'The memories kept for the project (facts, decisions, learnings), newest first. Narrow with `query` (full-text, ' +
+    'web-search syntax: words, "phrases", -exclusions, or) and/or `tag`; page with `page` and `page_size`. ' +
+    'Returns {items, page, page_size, total, total_pages}.',
+  scope: 'project',
+  role: 'viewer',
+  input: Type.Object(
+    {
+      query: Type.Optional(Type.String({ minLength: 1, maxLength: 500 })),
+      tag: Type.Optional(Type.String({ minLength: 1, maxLength: 50 })),
+      page: Type.Optional(Page),
+      page_size: Type.Optional(PageSize),
+    },
+    { additionalProperties: false }
+  ),
+  output: PageOf(Memory),
+  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true },
+  async handler(args, ctx) {
+    const page = args.page ?? 1
+    const pageSize = args.page_size ?? 20
+    const { rows, total } = await ctx.repos.memories.list(ctx.project.id, { query: args.query, tag: args.tag, page, pageSize })
+    return { items: rows.map(toMemory), page, page_size: pageSize, total, total_pages: Math.ceil(total / pageSize) }
+  },
+})

@@ -1,0 +1,22 @@
+import { Type } from '@sinclair/typebox'
+import { defineOperation } from '../core/operations.ts'
+import { ProjectWithRole } from '../schemas/projects.ts'
+import { toProjectCard } from '../db/repositories/projects.ts'
+import { effectiveRole } from '../core/access.ts'
+
+export default defineOperation({
+  name: 'list_projects',
+  title: 'List projects',
+  description:
+    'The projects you can reach in this workspace, each with its project card and your role (viewer, reviewer, owner). ' +
+    'Use it first to find the `project` id or slug the other tools take.',
+  scope: 'workspace',
+  role: 'viewer',
+  input: Type.Object({}, { additionalProperties: false }),
+  output: Type.Object({ items: Type.Array(ProjectWithRole) }),
+  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true },
+  async handler(_args, ctx) {
+    const rows = await ctx.repos.projects.listForUser(ctx.principal)
+    return { items: rows.map((r) => ({ ...toProjectCard(r.project), role: effectiveRole(r.role, ctx.principal) })) }
+  },
+})

@@ -1,0 +1,41 @@
+import { Type } from '@sinclair/typebox'
+import { defineOperation } from '../core/operations.ts'
+import { roleAtLeast } from '../core/access.ts'
+import { StringEnum, Timestamp } from '../schemas/atoms.ts'
+import type { SignalKind } from '../db/repositories/signals.ts'
+
+const Kind = StringEnum(['opportunity', 'memory'] as const)
+
+export default defineOperation({
+  name: 'search_signals',
+  title: 'Search signals',
+  description:
+    'Ranked full-text search over the project\'s opportunities and memories. `query` uses web-search syntax ' +
+    '(words, "exact phrase", -excluded, or). Optional `kinds` (opportunity, memory) and `limit` (1–50, default 10). ' +
+    'Each hit has its kind, id, a snippet with matches in **bold**, and a rank. Opportunities are searched only with ' +
+    'review access; `searched` says which kinds were.',
+  scope: 'project',
+  role: 'viewer',
+  input: Type.Object(
+    {
+      query: Type.String({ minLength: 1, maxLength: 500 }),
+      kinds: Type.Optional(Type.Array(Kind, { minItems: 1, uniqueItems: true })),
+      limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 50, default: 10 })),
+    },
+    { additionalProperties: false }
+  ),
+  output: Type.Object({
+    query: Type.String(),
+    searched: Type.Array(Kind),
+    results: Type.Array(
+      Type.Object({ kind: Kind, id: Type.String(), title: Type.String(), snippet: Type.String(), rank: Type.Number(), at: Timestamp() })
+    ),
+  }),
+  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true },
+  async handler(args, ctx) {
+    const wanted: SignalKind[] = args.kinds ?? ['opportunity', 'memory']
+    const searched = wanted.filter((k) => k === 'memory' || roleAtLeast(ctx.project.role, 'reviewer'))
+    const results = await ctx.repos.signals.search(ctx.project.id, args.query, searched, args.limit ?? 10)
+    return { query: args.query, searched, results }
+  },
+})

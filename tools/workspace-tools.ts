@@ -1,0 +1,46 @@
+// Workspace tool settings: which tools are enabled. Operations for the console and REST, not tools.
+import { Type } from '@sinclair/typebox'
+import { defineOperation, type WorkspaceContext } from '../core/operations.ts'
+import { appError } from '../core/errors.ts'
+
+const Settings = Type.Object({
+  tools: Type.Array(Type.Object({ name: Type.String(), title: Type.String(), enabled: Type.Boolean() })),
+})
+
+async function settings(ctx: WorkspaceContext) {
+  const disabled = await ctx.repos.workspaces.disabledTools(ctx.principal.workspaceId)
+  const tools = ctx.registry.contracts().map((c) => ({ name: c.name, title: c.title, enabled: !disabled.includes(c.name) }))
+  return { tools }
+}
+
+export const listWorkspaceTools = defineOperation({
+  name: 'list_workspace_tools',
+  title: 'Workspace tool settings',
+  description: 'Every tool with whether it is enabled in this workspace.',
+  scope: 'workspace',
+  role: 'viewer',
+  tool: false,
+  input: Type.Object({}, { additionalProperties: false }),
+  output: Settings,
+  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true },
+  handler: (_args, ctx) => settings(ctx),
+})
+
+export const setToolEnabled = defineOperation({
+  name: 'set_tool_enabled',
+  title: 'Enable or disable a tool',
+  description: 'Enable or disable one tool for the whole workspace. Workspace owners only.',
+  scope: 'workspace',
+  role: 'owner',
+  tool: false,
+  input: Type.Object({ name: Type.String({ minLength: 1, maxLength: 100 }), enabled: Type.Boolean() }, { additionalProperties: false }),
+  output: Settings,
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true },
+  async handler(args, ctx) {
+    const user = await ctx.repos.users.find(ctx.principal.userId)
+    if (user?.workspaceRole !== 'owner' || ctx.principal.readOnly) throw appError('Forbidden', 'Only a workspace owner can enable or disable tools.')
+    if (!ctx.registry.names().includes(args.name)) throw appError('NotFound', `There is no tool named '${args.name}'.`)
+    await ctx.repos.workspaces.setToolEnabled(ctx.principal.workspaceId, args.name, args.enabled)
+    return settings(ctx)
+  },
+})
