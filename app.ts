@@ -16,6 +16,9 @@ import toolsApiRoutes from './routes/tools-api.ts'
 import projectRoutes from './routes/projects.ts'
 import agentDocsRoutes from './routes/agent-docs.ts'
 import openapiPlugin from './plugins/openapi.ts'
+import corsPlugin from './plugins/cors.ts'
+import mcpRoutes from './routes/mcp.ts'
+import oauthMetadataRoutes from './routes/oauth-metadata.ts'
 import secureJson from 'secure-json-parse'
 
 export interface BuildOptions {
@@ -80,6 +83,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   await app.register(registryPlugin, { now: options.now ?? (() => new Date()) })
   await app.register(authPlugin, { publicUrl: config.publicUrl })
 
+  await app.register(corsPlugin, { publicUrl: config.publicUrl, allowedOrigins: config.allowedOrigins })
   await app.register(openapiPlugin, { publicUrl: config.publicUrl })
 
   await app.register(healthRoutes)
@@ -88,5 +92,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   await app.register(eventsRoutes)
   await app.register(toolsApiRoutes, { prefix: '/v1' })
   await app.register(projectRoutes, { prefix: '/v1' })
+  await app.register(oauthMetadataRoutes, { publicUrl: config.publicUrl })
+  await app.register(mcpRoutes, { publicUrl: config.publicUrl, allowedOrigins: config.allowedOrigins })
   return app
 }

@@ -11,6 +11,7 @@ export const EnvSchema = Type.Object({
   PUBLIC_URL: Type.Optional(Type.String({ pattern: '^https?://[^/\\s]+(/[^\\s]*)?$' })),
   DATABASE_URL: Type.Optional(Type.String({ pattern: '^(postgres(ql)?://|memory://$)' })),
   DATA_DIR: Type.String({ default: './.data', minLength: 1 }),
+  ALLOWED_ORIGINS: Type.String({ default: '', pattern: '^(https?://[^/,\\s]+)?(,\\s*https?://[^/,\\s]+)*$' }),
   LOG_LEVEL: Type.Union(
     ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)),
     { default: 'info' }
@@ -26,6 +27,7 @@ const hints: Record<keyof Env, string> = {
   PUBLIC_URL: 'an absolute http(s) URL such as https://growthdesk.example.com',
   DATABASE_URL: 'a postgres:// URL, or memory:// for an in-memory embedded database',
   DATA_DIR: 'a folder for the embedded database',
+  ALLOWED_ORIGINS: 'a comma-separated list of origins such as https://app.example.com,http://localhost:6274',
   LOG_LEVEL: 'one of fatal, error, warn, info, debug, trace, silent',
 }
 
@@ -39,6 +41,8 @@ export interface Config {
   /** Base URL clients use to reach this deployment; no trailing slash. */
   publicUrl: string
   database: Database
+  /** Browser origins allowed besides PUBLIC_URL's own (CORS and the MCP Origin check). */
+  allowedOrigins: string[]
   logLevel: Env['LOG_LEVEL']
 }
 
@@ -56,7 +60,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     const value = env[key]
     if (value !== undefined && value !== '') raw[key] = value
   }
-  const converted = Value.Convert(EnvSchema, Value.Default(EnvSchema, raw))
+  const converted = Value.Convert(EnvSchema, Value.Default(EnvSchema, { ...raw })) as Record<string, unknown>
+  // Value.Convert reads '1e3' as 1, '3000.5' as 3000 and '0x10' as 16: an integer variable
+  // must be written in decimal digits, or it stays text and fails the check below.
+  for (const [key, schema] of Object.entries(EnvSchema.properties)) {
+    const value = raw[key]
+    if (schema.type === 'integer' && typeof value === 'string' && !/^\d+$/.test(value)) converted[key] = value
+  }
   const firstError = checkEnv.Errors(converted).First()
   if (firstError) {
     const variable = firstError.path.split('/')[1] as keyof Env
@@ -73,5 +83,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       : e.DATABASE_URL === 'memory://'
         ? { kind: 'pglite', dataDir: undefined }
         : { kind: 'postgres', url: e.DATABASE_URL }
-  return { host: e.HOST, port: e.PORT, publicUrl, database, logLevel: e.LOG_LEVEL }
+  const allowedOrigins = e.ALLOWED_ORIGINS.split(',').map((o) => o.trim()).filter(Boolean)
+  return { host: e.HOST, port: e.PORT, publicUrl, database, allowedOrigins, logLevel: e.LOG_LEVEL }
 }

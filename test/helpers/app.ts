@@ -33,7 +33,7 @@ export async function testDatabase(t: Teardown): Promise<Database> {
 }
 
 export function testConfig(database: Database, overrides: Partial<Config> = {}): Config {
-  return { host: '127.0.0.1', port: 0, publicUrl: PUBLIC_URL, database, logLevel: 'silent', ...overrides }
+  return { host: '127.0.0.1', port: 0, publicUrl: PUBLIC_URL, database, allowedOrigins: [], logLevel: 'silent', ...overrides }
 }
 
 export interface TestAppOptions {
@@ -69,3 +69,25 @@ export async function addMember(app: FastifyInstance, projectId: string, role: R
 }
 
 export const bearer = (key: string) => ({ authorization: `Bearer ${key}` })
+
+/** A free loopback port (briefly bound, then released). */
+export async function freePort(): Promise<number> {
+  const net = await import('node:net')
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer()
+    srv.once('error', reject)
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as { port: number }
+      srv.close(() => resolve(port))
+    })
+  })
+}
+
+/** The app listening on a real loopback port, with PUBLIC_URL pointing at it. */
+export async function listenTestApp(t: Teardown, options: TestAppOptions = {}): Promise<{ app: FastifyInstance; url: string }> {
+  const port = await freePort()
+  const url = `http://127.0.0.1:${port}`
+  const app = await buildTestApp(t, { ...options, config: { publicUrl: url, port, ...options.config } })
+  await app.listen({ host: '127.0.0.1', port })
+  return { app, url }
+}
