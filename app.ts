@@ -19,6 +19,8 @@ import openapiPlugin from './plugins/openapi.ts'
 import corsPlugin from './plugins/cors.ts'
 import mcpRoutes from './routes/mcp.ts'
 import oauthMetadataRoutes from './routes/oauth-metadata.ts'
+import oauthRoutes from './routes/oauth.ts'
+import consolePlugin from './routes/console/index.ts'
 import secureJson from 'secure-json-parse'
 
 export interface BuildOptions {
@@ -93,6 +95,8 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   await app.register(toolsApiRoutes, { prefix: '/v1' })
   await app.register(projectRoutes, { prefix: '/v1' })
   await app.register(oauthMetadataRoutes, { publicUrl: config.publicUrl })
+  await app.register(oauthRoutes, { publicUrl: config.publicUrl })
+  await app.register(consolePlugin, { publicUrl: config.publicUrl })
   await app.register(mcpRoutes, { publicUrl: config.publicUrl, allowedOrigins: config.allowedOrigins })
   return app
 }

@@ -3,8 +3,9 @@ import type { KeyKind } from './keys.ts'
 import type { Role } from '../schemas/atoms.ts'
 
 export interface Principal {
+  /** The credential, or 'console' for a signed-in console session. */
   keyId: string
-  kind: KeyKind
+  kind: KeyKind | 'session'
   userId: string
   email: string
   workspaceId: string
@@ -33,4 +34,9 @@ export function roleAtLeast(role: Role, needed: Role): boolean {
 
 export function effectiveRole(membership: Role, principal: Pick<Principal, 'readOnly'>): Role {
   return principal.readOnly ? 'viewer' : membership
+}
+
+/** The principal of a user signed in to the console: their own full access. */
+export function sessionPrincipal(user: { id: string; email: string; workspaceId: string }): Principal {
+  return { keyId: 'console', kind: 'session', userId: user.id, email: user.email, workspaceId: user.workspaceId, projectId: null, readOnly: false }
 }

@@ -36,7 +36,12 @@ export function crc32(text: string): number {
 const checksum = (body: string) => toBase62(crc32(body), 6)
 
 export function generateKey(kind: KeyKind): string {
-  const body = keyPrefixes[kind] + randomBase62(32)
+  return generateSecret(keyPrefixes[kind])
+}
+
+/** A secret in the key format with another prefix: OAuth refresh tokens (gdr_), codes (gdc_). */
+export function generateSecret(prefix: string): string {
+  const body = prefix + randomBase62(32)
   return body + checksum(body)
 }
 

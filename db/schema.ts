@@ -68,7 +68,9 @@ export const apiKeys = pgTable('api_keys', {
   lastUsedAt: tstz('last_used_at'),
   expiresAt: tstz('expires_at'),
   revokedAt: tstz('revoked_at'),
-}, (t) => [uniqueIndex('api_keys_hash_key').on(t.hash), index('api_keys_user_idx').on(t.userId)])
+  /** OAuth access tokens belong to the grant (client + user) they were issued under. */
+  grantId: text('grant_id'),
+}, (t) => [uniqueIndex('api_keys_hash_key').on(t.hash), index('api_keys_user_idx').on(t.userId), index('api_keys_grant_idx').on(t.grantId)])
 
 export const opportunities = pgTable('opportunities', {
   id: text('id').primaryKey(),
@@ -170,7 +172,62 @@ export const memories = pgTable('memories', {
   updatedAt: tstz('updated_at').notNull().defaultNow(),
 }, (t) => [index('memories_project_idx').on(t.projectId, t.createdAt.desc(), t.id)])
 
+/** Console sign-in sessions (@fastify/session store). */
+export const sessions = pgTable('sessions', {
+  sid: text('sid').primaryKey(),
+  data: jsonb('data').notNull(),
+  expiresAt: tstz('expires_at').notNull(),
+}, (t) => [index('sessions_expires_idx').on(t.expiresAt)])
+
+/** Secrets the service makes for itself on first start (e.g. the cookie signing secret). */
+export const appSecrets = pgTable('app_secrets', {
+  name: text('name').primaryKey(),
+  value: text('value').notNull(),
+  createdAt: createdAt(),
+})
+
+/** OAuth clients registered dynamically (RFC 7591). */
+export const oauthClients = pgTable('oauth_clients', {
+  id: text('id').primaryKey(),
+  secretHash: text('secret_hash'),
+  name: text('name').notNull(),
+  redirectUris: text('redirect_uris').array().notNull(),
+  authMethod: text('auth_method', { enum: ['none', 'client_secret_post', 'client_secret_basic'] }).notNull(),
+  createdAt: createdAt(),
+})
+
+/** A user's consent for a client: the tokens issued under it live and die with it. */
+export const oauthGrants = pgTable('oauth_grants', {
+  id: text('id').primaryKey(),
+  clientId: text('client_id').notNull().references(() => oauthClients.id, { onDelete: 'cascade' }),
+  userId: text('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
+  workspaceId: text('workspace_id').notNull().references(() => workspaces.id, { onDelete: 'cascade' }),
+  resource: text('resource').notNull(),
+  scope: text('scope').notNull(),
+  createdAt: createdAt(),
+  revokedAt: tstz('revoked_at'),
+}, (t) => [index('oauth_grants_user_idx').on(t.userId)])
+
+export const oauthCodes = pgTable('oauth_codes', {
+  hash: text('hash').primaryKey(),
+  grantId: text('grant_id').notNull().references(() => oauthGrants.id, { onDelete: 'cascade' }),
+  redirectUri: text('redirect_uri').notNull(),
+  codeChallenge: text('code_challenge').notNull(),
+  expiresAt: tstz('expires_at').notNull(),
+  usedAt: tstz('used_at'),
+})
+
+export const oauthRefreshTokens = pgTable('oauth_refresh_tokens', {
+  hash: text('hash').primaryKey(),
+  grantId: text('grant_id').notNull().references(() => oauthGrants.id, { onDelete: 'cascade' }),
+  createdAt: createdAt(),
+  expiresAt: tstz('expires_at').notNull(),
+  /** Set when rotated: presenting it again means it leaked, and the grant is revoked. */
+  usedAt: tstz('used_at'),
+}, (t) => [index('oauth_refresh_grant_idx').on(t.grantId)])
+
 export const schema = {
   workspaces, users, projects, memberships, apiKeys, opportunities, opportunityCounts, reviewHistory,
   events, dailyEventUsers, dailyEventCounts, userActivity, projectEventStats, memories,
+  sessions, appSecrets, oauthClients, oauthGrants, oauthCodes, oauthRefreshTokens,
 }

@@ -12,6 +12,7 @@ export interface NewKey {
   projectId?: string | null
   readOnly?: boolean
   expiresAt?: Date | null
+  grantId?: string | null
 }
 
 export function createApiKeysRepository(db: Db) {
@@ -32,6 +33,7 @@ export function createApiKeysRepository(db: Db) {
           projectId: input.projectId ?? null,
           readOnly: input.readOnly ?? false,
           expiresAt: input.expiresAt ?? null,
+          grantId: input.grantId ?? null,
         })
         .returning()
       return { key, row: row! }

@@ -97,12 +97,16 @@ export function createEventsRepository(db: Db) {
         )
     },
 
-    /** Users whose last daily_use falls in [from, to]. */
-    async activeUsersBetween(projectId: string, from: string, to: string): Promise<number> {
+    /**
+     * Users with a daily_use from `from` to `to` (today). user_activity keeps only each user's
+     * latest day, so no upper bound: a user active today who also sent an event stamped
+     * tomorrow (allowed, up to 24 h ahead) would otherwise drop out of the count.
+     */
+    async activeUsersBetween(projectId: string, from: string, _to: string): Promise<number> {
       const [row] = await db
         .select({ n: sql<number>`count(*)::int` })
         .from(userActivity)
-        .where(and(eq(userActivity.projectId, projectId), gte(userActivity.lastActiveDay, from), lte(userActivity.lastActiveDay, to)))
+        .where(and(eq(userActivity.projectId, projectId), gte(userActivity.lastActiveDay, from)))
       return row!.n
     },
 

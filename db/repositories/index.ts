@@ -5,6 +5,8 @@ import { createEventsRepository } from './events.ts'
 import { createOpportunitiesRepository } from './opportunities.ts'
 import { createMemoriesRepository } from './memories.ts'
 import { createSignalsRepository } from './signals.ts'
+import { createOAuthRepository } from './oauth.ts'
+import { createSessionsRepository } from './sessions.ts'
 import { createProjectsRepository } from './projects.ts'
 import { createUsersRepository } from './users.ts'
 import { createWorkspacesRepository } from './workspaces.ts'
@@ -19,6 +21,8 @@ export function createRepositories(db: Db) {
     events: createEventsRepository(db),
     memories: createMemoriesRepository(db),
     signals: createSignalsRepository(db),
+    oauth: createOAuthRepository(db),
+    sessions: createSessionsRepository(db),
   }
 }
 

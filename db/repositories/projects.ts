@@ -10,11 +10,12 @@ export type ProjectCardInput = Partial<Omit<typeof projects.$inferInsert, 'id' |
 
 export function createProjectsRepository(db: Db) {
   return {
-    /** Creates a project and makes `ownerId` its owner, atomically. */
-    async create(input: { workspaceId: string; ownerId: string } & ProjectCardInput & { slug: string; name: string }) {
-      const { workspaceId, ownerId, ...card } = input
+    /** Creates a project and makes `ownerId` its owner, atomically; `now` (the app clock) stamps it. */
+    async create(input: { workspaceId: string; ownerId: string; now?: Date } & ProjectCardInput & { slug: string; name: string }) {
+      const { workspaceId, ownerId, now, ...card } = input
       return db.transaction(async (tx) => {
-        const [row] = await tx.insert(projects).values({ ...card, id: newId('prj'), workspaceId }).returning()
+        const stamps = now ? { createdAt: now, updatedAt: now } : {}
+        const [row] = await tx.insert(projects).values({ ...card, ...stamps, id: newId('prj'), workspaceId }).returning()
         await tx.insert(memberships).values({ userId: ownerId, projectId: row!.id, role: 'owner' })
         return row!
       })

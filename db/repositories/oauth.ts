@@ -1,0 +1,148 @@
+// OAuth 2.1 state: clients, grants (consents), single-use codes, rotating refresh tokens.
+// Every secret is stored as its SHA-256 only, like API keys.
+import { and, desc, eq, isNull, sql } from 'drizzle-orm'
+import type { Db } from '../client.ts'
+import { apiKeys, oauthClients, oauthCodes, oauthGrants, oauthRefreshTokens } from '../schema.ts'
+import { newId } from '../../core/ids.ts'
+import { generateSecret, hashKey } from '../../core/keys.ts'
+import { createApiKeysRepository } from './api-keys.ts'
+
+export const ACCESS_TOKEN_TTL_S = 3600
+export const REFRESH_TOKEN_TTL_S = 30 * 24 * 3600
+const CODE_TTL_S = 300
+
+export type OAuthClient = typeof oauthClients.$inferSelect
+
+const later = (now: Date, seconds: number) => new Date(now.getTime() + seconds * 1000)
+
+export function createOAuthRepository(db: Db) {
+  /** Access token (1 h) and refresh token (30 days) for a grant, inside the caller's transaction. */
+  async function issueTokens(tx: Db, grant: { id: string; userId: string; workspaceId: string }, now: Date) {
+    const { key: accessToken } = await createApiKeysRepository(tx).create({
+      workspaceId: grant.workspaceId,
+      userId: grant.userId,
+      kind: 'oauth',
+      name: 'OAuth access token',
+      expiresAt: later(now, ACCESS_TOKEN_TTL_S),
+      grantId: grant.id,
+    })
+    const refreshToken = generateSecret('gdr_')
+    await tx.insert(oauthRefreshTokens).values({ hash: hashKey(refreshToken), grantId: grant.id, createdAt: now, expiresAt: later(now, REFRESH_TOKEN_TTL_S) })
+    return { accessToken, refreshToken, expiresIn: ACCESS_TOKEN_TTL_S }
+  }
+
+  async function revokeGrantIn(tx: Db, grantId: string, now: Date) {
+    await tx.update(oauthGrants).set({ revokedAt: now }).where(and(eq(oauthGrants.id, grantId), isNull(oauthGrants.revokedAt)))
+    await tx.update(apiKeys).set({ revokedAt: now }).where(and(eq(apiKeys.grantId, grantId), isNull(apiKeys.revokedAt)))
+  }
+
+  return {
+    async registerClient(input: { name: string; redirectUris: string[]; authMethod: OAuthClient['authMethod']; now: Date }) {
+      const id = newId('cli')
+      const secret = input.authMethod === 'none' ? null : generateSecret('gdx_')
+      const [row] = await db
+        .insert(oauthClients)
+        .values({ id, name: input.name, redirectUris: input.redirectUris, authMethod: input.authMethod, secretHash: secret && hashKey(secret), createdAt: input.now })
+        .returning()
+      return { client: row!, secret }
+    },
+
+    async client(id: string): Promise<OAuthClient | undefined> {
+      const [row] = await db.select().from(oauthClients).where(eq(oauthClients.id, id))
+      return row
+    },
+
+    /** A consent and its single-use authorization code. */
+    async authorize(input: { clientId: string; userId: string; workspaceId: string; resource: string; scope: string; redirectUri: string; codeChallenge: string; now: Date }) {
+      return db.transaction(async (tx) => {
+        const grantId = newId('grt')
+        await tx.insert(oauthGrants).values({ id: grantId, clientId: input.clientId, userId: input.userId, workspaceId: input.workspaceId, resource: input.resource, scope: input.scope, createdAt: input.now })
+        const code = generateSecret('gdc_')
+        await tx.insert(oauthCodes).values({ hash: hashKey(code), grantId, redirectUri: input.redirectUri, codeChallenge: input.codeChallenge, expiresAt: later(input.now, CODE_TTL_S) })
+        return code
+      })
+    },
+
+    /**
+     * Redeems a code once. A second use of the same code revokes its grant (RFC 6749 §4.1.2):
+     * someone else has it. `check` validates client, redirect URI and PKCE before tokens exist.
+     */
+    async redeemCode(code: string, now: Date, check: (c: { clientId: string; redirectUri: string; codeChallenge: string; resource: string }) => string | null) {
+      return db.transaction(async (tx) => {
+        const [row] = await tx
+          .select({ grantId: oauthCodes.grantId, redirectUri: oauthCodes.redirectUri, codeChallenge: oauthCodes.codeChallenge, expiresAt: oauthCodes.expiresAt, usedAt: oauthCodes.usedAt, clientId: oauthGrants.clientId, userId: oauthGrants.userId, workspaceId: oauthGrants.workspaceId, resource: oauthGrants.resource, scope: oauthGrants.scope, revokedAt: oauthGrants.revokedAt })
+          .from(oauthCodes)
+          .innerJoin(oauthGrants, eq(oauthGrants.id, oauthCodes.grantId))
+          .where(eq(oauthCodes.hash, hashKey(code)))
+          .for('update')
+        if (!row) return { error: 'The authorization code is unknown.' } as const
+        if (row.usedAt) {
+          await revokeGrantIn(tx as unknown as Db, row.grantId, now)
+          return { error: 'The authorization code was already used; the tokens issued for it are revoked.' } as const
+        }
+        if (row.expiresAt <= now || row.revokedAt) return { error: 'The authorization code has expired.' } as const
+        const problem = check(row)
+        if (problem) return { error: problem } as const
+        await tx.update(oauthCodes).set({ usedAt: now }).where(eq(oauthCodes.hash, hashKey(code)))
+        const tokens = await issueTokens(tx as unknown as Db, { id: row.grantId, userId: row.userId, workspaceId: row.workspaceId }, now)
+        return { tokens, scope: row.scope } as const
+      })
+    },
+
+    /** Rotates a refresh token: the old one is spent; presenting a spent one revokes the grant. */
+    async refresh(token: string, clientId: string, now: Date) {
+      return db.transaction(async (tx) => {
+        const [row] = await tx
+          .select({ grantId: oauthRefreshTokens.grantId, expiresAt: oauthRefreshTokens.expiresAt, usedAt: oauthRefreshTokens.usedAt, clientId: oauthGrants.clientId, userId: oauthGrants.userId, workspaceId: oauthGrants.workspaceId, scope: oauthGrants.scope, revokedAt: oauthGrants.revokedAt })
+          .from(oauthRefreshTokens)
+          .innerJoin(oauthGrants, eq(oauthGrants.id, oauthRefreshTokens.grantId))
+          .where(eq(oauthRefreshTokens.hash, hashKey(token)))
+          .for('update')
+        if (!row || row.clientId !== clientId) return { error: 'The refresh token is unknown.' } as const
+        if (row.revokedAt) return { error: 'The refresh token was revoked.' } as const
+        if (row.usedAt) {
+          await revokeGrantIn(tx as unknown as Db, row.grantId, now)
+          return { error: 'The refresh token was already used; the grant is revoked.' } as const
+        }
+        if (row.expiresAt <= now) return { error: 'The refresh token has expired.' } as const
+        await tx.update(oauthRefreshTokens).set({ usedAt: now }).where(eq(oauthRefreshTokens.hash, hashKey(token)))
+        const tokens = await issueTokens(tx as unknown as Db, { id: row.grantId, userId: row.userId, workspaceId: row.workspaceId }, now)
+        return { tokens, scope: row.scope } as const
+      })
+    },
+
+    /** RFC 7009: an access token is revoked alone; a refresh token revokes its whole grant. */
+    async revokeToken(token: string, clientId: string | null, now: Date): Promise<void> {
+      const hash = hashKey(token)
+      await db.transaction(async (tx) => {
+        const [refresh] = await tx
+          .select({ grantId: oauthRefreshTokens.grantId, clientId: oauthGrants.clientId })
+          .from(oauthRefreshTokens)
+          .innerJoin(oauthGrants, eq(oauthGrants.id, oauthRefreshTokens.grantId))
+          .where(eq(oauthRefreshTokens.hash, hash))
+        if (refresh && (!clientId || refresh.clientId === clientId)) return revokeGrantIn(tx as unknown as Db, refresh.grantId, now)
+        await tx.update(apiKeys).set({ revokedAt: sql`coalesce(${apiKeys.revokedAt}, ${now.toISOString()}::timestamptz)` }).where(and(eq(apiKeys.hash, hash), eq(apiKeys.kind, 'oauth')))
+      })
+    },
+
+    /** The user's connected clients (grants not revoked), for the console. */
+    async connections(userId: string) {
+      return db
+        .select({ id: oauthGrants.id, clientName: oauthClients.name, clientId: oauthClients.id, createdAt: oauthGrants.createdAt, scope: oauthGrants.scope })
+        .from(oauthGrants)
+        .innerJoin(oauthClients, eq(oauthClients.id, oauthGrants.clientId))
+        .where(and(eq(oauthGrants.userId, userId), isNull(oauthGrants.revokedAt)))
+        .orderBy(desc(oauthGrants.createdAt))
+    },
+
+    /** Disconnects a client: the grant and every token issued under it. */
+    async revokeGrant(grantId: string, userId: string, now: Date): Promise<boolean> {
+      return db.transaction(async (tx) => {
+        const [grant] = await tx.select({ id: oauthGrants.id }).from(oauthGrants).where(and(eq(oauthGrants.id, grantId), eq(oauthGrants.userId, userId)))
+        if (!grant) return false
+        await revokeGrantIn(tx as unknown as Db, grantId, now)
+        return true
+      })
+    },
+  }
+}

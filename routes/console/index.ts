@@ -1,0 +1,127 @@
+// The web console and the browser half of OAuth: server-rendered pages (Eta, escaping by
+// default), sessions stored in the database, CSRF tokens on every form, rate-limited
+// sign-in and security headers. Encapsulated: none of this touches the JSON APIs.
+import path from 'node:path'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import cookie from '@fastify/cookie'
+import session from '@fastify/session'
+import csrf from '@fastify/csrf-protection'
+import formbody from '@fastify/formbody'
+import helmet from '@fastify/helmet'
+import rateLimit from '@fastify/rate-limit'
+import view from '@fastify/view'
+import { Eta } from 'eta'
+import consolePages from './pages.ts'
+import authorizeRoutes from './authorize.ts'
+import consoleAssets from './assets.ts'
+
+type User = NonNullable<Awaited<ReturnType<FastifyInstance['repos']['users']['find']>>>
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    consoleUser: User
+  }
+  interface FastifyReply {
+    /** Renders a console page with the signed-in user, a CSRF token and any flash message. */
+    page(template: string, data?: Record<string, unknown>): Promise<FastifyReply>
+  }
+}
+
+declare module 'fastify' {
+  interface Session {
+    userId?: string
+    flash?: { kind: 'ok' | 'error'; text: string }
+  }
+}
+
+const SESSION_HOURS = 12
+
+export interface ConsoleOptions {
+  publicUrl: string
+}
+
+export default async function consolePlugin(app: FastifyInstance, options: ConsoleOptions) {
+  const secure = options.publicUrl.startsWith('https://')
+  const secret = await app.repos.sessions.secret('cookie_secret')
+
+  await app.register(cookie)
+  await app.register(session, {
+    secret,
+    cookieName: secure ? '__Host-gd_session' : 'gd_session',
+    saveUninitialized: false,
+    rolling: true,
+    cookie: { httpOnly: true, secure, sameSite: 'lax', path: '/', maxAge: SESSION_HOURS * 3600 * 1000 },
+    store: {
+      get: (sid, cb) => {
+        app.repos.sessions.get(sid, app.now()).then((data) => cb(null, data as never), (err) => cb(err))
+      },
+      set: (sid, data, cb) => {
+        const expires = data.cookie.expires ? new Date(data.cookie.expires) : new Date(app.now().getTime() + SESSION_HOURS * 3600 * 1000)
+        app.repos.sessions.set(sid, JSON.parse(JSON.stringify(data)) as Record<string, unknown>, expires).then(() => cb(), (err) => cb(err))
+      },
+      destroy: (sid, cb) => {
+        app.repos.sessions.destroy(sid).then(() => cb(), (err) => cb(err))
+      },
+    },
+  })
+  await app.register(csrf, { sessionPlugin: '@fastify/session' })
+  await app.register(formbody)
+  await app.register(rateLimit, { global: false })
+  await app.register(helmet, {
+    contentSecurityPolicy: {
+      directives: {
+        defaultSrc: ["'self'"],
+        scriptSrc: ["'self'"],
+        styleSrc: ["'self'"],
+        imgSrc: ["'self'", 'data:'],
+        // The consent form redirects to the client's own callback, which form-action would block.
+        formAction: null,
+        upgradeInsecureRequests: secure ? [] : null,
+      },
+    },
+    strictTransportSecurity: secure,
+  })
+  await app.register(view, {
+    engine: { eta: new Eta({ autoEscape: true, cache: true }) },
+    root: path.join(import.meta.dirname, '..', '..', 'views'),
+    production: true,
+  })
+
+  app.decorateRequest('consoleUser', null as unknown as User)
+  app.decorateReply('page', async function (this: FastifyReply, template: string, data: Record<string, unknown> = {}) {
+    const request = this.request
+    const flash = request.session.get('flash')
+    if (flash) request.session.set('flash', undefined)
+    const user = request.consoleUser ?? null
+    this.header('cache-control', 'no-store')
+    return this.type('text/html; charset=utf-8').view(template, { title: 'growthdesk', user, flash, csrf: await this.generateCsrf(), ...data })
+  })
+
+  // Console failures are pages, not JSON.
+  app.setErrorHandler(async (error: Error & { statusCode?: number; code?: string }, request, reply) => {
+    const status = error.code === 'FST_CSRF_INVALID_TOKEN' || error.code === 'FST_CSRF_MISSING_SECRET' ? 403 : (error.statusCode ?? 500)
+    if (status >= 500) request.log.error({ err: error }, 'console request failed')
+    const message =
+      status === 429
+        ? 'Too many attempts. Wait a few minutes and try again.'
+        : status === 403 && error.code?.startsWith('FST_CSRF')
+          ? 'The form expired or did not come from this site. Go back, reload the page and try again.'
+          : status >= 500
+            ? 'Something went wrong on our side; it has been logged.'
+            : error.message
+    reply.code(status)
+    return reply.page('error', { title: 'Error', heading: status === 429 ? 'Slow down' : 'Something is not right', message })
+  })
+
+  await app.register(consoleAssets)
+  await app.register(consolePages, { publicUrl: options.publicUrl })
+  await app.register(authorizeRoutes, { publicUrl: options.publicUrl })
+}
+
+/** preHandler: the signed-in user, or a redirect to the sign-in page that comes back here. */
+export async function requireUser(this: FastifyInstance, request: FastifyRequest, reply: FastifyReply) {
+  const userId = request.session.get('userId')
+  const user = userId ? await this.repos.users.find(userId) : undefined
+  if (!user) return reply.redirect(`/console/login?next=${encodeURIComponent(request.url)}`)
+  request.consoleUser = user
+}

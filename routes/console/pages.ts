@@ -1,0 +1,257 @@
+// Console pages: sign-in, projects, Profile → MCP Access, keys, the review board, metrics,
+// workspace settings and connected apps. Every action goes through the same operations as
+// the APIs, acting as the signed-in user.
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
+import { requireUser } from './index.ts'
+import { lineChart } from './chart.ts'
+import { sessionPrincipal } from '../../core/access.ts'
+import { verifyPassword } from '../../core/passwords.ts'
+import { statuses } from '../../schemas/opportunities.ts'
+import type { KeyKind } from '../../core/keys.ts'
+import listProjects from '../../tools/list-projects.ts'
+import listOpportunities from '../../tools/list-opportunities.ts'
+import reviewOpportunity from '../../tools/review-opportunity.ts'
+import getReviewHistory from '../../tools/get-review-history.ts'
+import getDailyOps from '../../tools/get-daily-ops.ts'
+import getDailyEventSummary from '../../tools/get-daily-event-summary.ts'
+import { listWorkspaceTools, setToolEnabled } from '../../tools/workspace-tools.ts'
+import type { Operation } from '../../core/operations.ts'
+import type { Static } from '@sinclair/typebox'
+
+type Form = Record<string, string | undefined>
+
+/** Only local console paths may be redirect targets (no open redirect). */
+export function safeNext(next: string | undefined, fallback = '/console'): string {
+  return next && /^\/(console|oauth)(\/|\?|$)/.test(next) && !next.startsWith('//') ? next : fallback
+}
+
+const consolePages: FastifyPluginAsync<{ publicUrl: string }> = async (app) => {
+  const signedIn = { preHandler: requireUser }
+  const form = { preHandler: [requireUser, app.csrfProtection] }
+
+  function run<O extends Operation>(request: FastifyRequest, op: O, args: unknown, project?: string): Promise<Static<O['output']>> {
+    return app.registry.call(op.name, args, { principal: sessionPrincipal(request.consoleUser), projectRef: project, log: request.log }) as never
+  }
+
+  function flash(request: FastifyRequest, kind: 'ok' | 'error', text: string) {
+    request.session.set('flash', { kind, text })
+  }
+
+  const describe = (err: unknown) => {
+    const e = err as { message?: string; details?: { path: string; message: string }[] }
+    return e.details?.length ? e.details.map((d) => `${d.path || 'input'} ${d.message}`).join('; ') : (e.message ?? 'failed')
+  }
+
+  app.get('/console/login', async (request, reply) => {
+    const query = request.query as Form
+    if (request.session.get('userId')) return reply.redirect(safeNext(query.next))
+    return reply.page('login', { title: 'Sign in', next: safeNext(query.next), email: '' })
+  })
+
+  app.post('/console/login', {
+    preHandler: app.csrfProtection,
+    config: { rateLimit: { max: 10, timeWindow: '5 minutes', keyGenerator: (req: FastifyRequest) => req.ip } },
+  }, async (request, reply) => {
+    const body = (request.body ?? {}) as Form
+    const email = (body.email ?? '').trim().toLowerCase()
+    const user = email ? await app.repos.users.findByEmail(email) : undefined
+    // Verify against a dummy hash when the user does not exist, so timing does not reveal who does.
+    const ok = await verifyPassword(body.password ?? '', user?.passwordHash ?? DUMMY_HASH)
+    if (!user || !ok) {
+      reply.code(401)
+      request.session.set('flash', { kind: 'error', text: 'Wrong email or password.' })
+      return reply.page('login', { title: 'Sign in', next: safeNext(body.next), email })
+    }
+    await request.session.regenerate() // a new session id at sign-in: no fixation
+    request.session.set('userId', user.id)
+    return reply.redirect(safeNext(body.next))
+  })
+
+  app.post('/console/logout', form, async (request, reply) => {
+    await request.session.destroy()
+    return reply.redirect('/console/login')
+  })
+
+  app.get('/console', signedIn, async (request, reply) => {
+    const { items } = await run(request, listProjects, {})
+    return reply.page('home', { title: 'Projects', projects: items })
+  })
+
+  app.get('/console/profile', signedIn, async (_request, reply) => reply.page('profile', { title: 'Profile' }))
+
+  async function keyRows(userId: string, kinds: KeyKind[]) {
+    const rows = await app.repos.apiKeys.listForUser(userId, kinds)
+    const projects = new Map((await app.repos.projects.listForUser(sessionPrincipal((await app.repos.users.find(userId))!))).map((p) => [p.project.id, p.project.slug]))
+    return rows.map((k) => ({
+      id: k.id,
+      kind: k.kind,
+      name: k.name,
+      display: k.display,
+      projectSlug: k.projectId ? (projects.get(k.projectId) ?? k.projectId) : null,
+      createdAt: k.createdAt.toISOString(),
+      lastUsedAt: k.lastUsedAt?.toISOString() ?? null,
+      revokedAt: k.revokedAt?.toISOString() ?? null,
+    }))
+  }
+
+  async function mcpAccess(request: FastifyRequest, reply: FastifyReply, newKey?: string) {
+    return reply.page('mcp-access', { title: 'MCP Access', keys: await keyRows(request.consoleUser.id, ['mcp']), newKey })
+  }
+
+  app.get('/console/profile/mcp-access', signedIn, (request, reply) => mcpAccess(request, reply))
+
+  app.post('/console/profile/mcp-access', form, async (request, reply) => {
+    const name = ((request.body as Form).name ?? '').trim().slice(0, 100)
+    const user = request.consoleUser
+    const { key } = await app.repos.apiKeys.create({ workspaceId: user.workspaceId, userId: user.id, kind: 'mcp', name })
+    // Rendered in this response only (never stored, never in a URL): a reload shows it no more.
+    return mcpAccess(request, reply, key)
+  })
+
+  async function keysPage(request: FastifyRequest, reply: FastifyReply, newKey?: string) {
+    const user = request.consoleUser
+    const { items } = await run(request, listProjects, {})
+    return reply.page('keys', {
+      title: 'Keys',
+      projects: items.filter((p) => p.role !== 'viewer'),
+      serviceKeys: await keyRows(user.id, ['service']),
+      ingestKeys: await keyRows(user.id, ['ingest']),
+      newKey,
+    })
+  }
+
+  app.get('/console/keys', signedIn, (request, reply) => keysPage(request, reply))
+
+  app.post('/console/keys', form, async (request, reply) => {
+    const body = request.body as Form
+    const user = request.consoleUser
+    const kind = body.kind === 'ingest' ? 'ingest' : body.kind === 'service' ? 'service' : undefined
+    if (!kind) {
+      flash(request, 'error', 'Choose a service or an ingest key.')
+      return reply.redirect('/console/keys')
+    }
+    let projectId: string | null = null
+    if (kind === 'ingest') {
+      const project = body.project ? await app.repos.projects.access(sessionPrincipal(user), body.project) : undefined
+      if (!project || project.role === 'viewer') {
+        flash(request, 'error', 'An ingest key needs a project where you are reviewer or owner.')
+        return reply.redirect('/console/keys')
+      }
+      projectId = project.id
+    }
+    const { key } = await app.repos.apiKeys.create({ workspaceId: user.workspaceId, userId: user.id, kind, name: (body.name ?? '').trim().slice(0, 100), projectId })
+    return keysPage(request, reply, key)
+  })
+
+  app.post<{ Params: { id: string } }>('/console/keys/:id/revoke', form, async (request, reply) => {
+    const done = await app.repos.apiKeys.revoke(request.params.id, app.now(), request.consoleUser.id)
+    flash(request, done ? 'ok' : 'error', done ? 'The key is revoked; it no longer works.' : 'No such key.')
+    return reply.redirect(safeNext((request.body as Form).back, '/console/keys'))
+  })
+
+  app.get<{ Params: { project: string } }>('/console/projects/:project/opportunities', signedIn, async (request, reply) => {
+    const query = request.query as Form
+    const filters = {
+      type: query.type || 'all',
+      date: query.date || 'all',
+      evaluation: query.evaluation || 'all',
+      status: query.status || 'all',
+      page: Number(query.page ?? 1),
+      page_size: Number(query.page_size ?? 20),
+    }
+    const project = await app.repos.projects.access(sessionPrincipal(request.consoleUser), request.params.project)
+    let page
+    try {
+      page = await run(request, listOpportunities, filters, request.params.project)
+    } catch (err) {
+      if ((err as { statusCode?: number }).statusCode === 400) {
+        reply.code(400)
+        return reply.page('error', { title: 'Bad filter', heading: 'Those filters do not work', message: describe(err) })
+      }
+      throw err
+    }
+    const params = (p: number) => new URLSearchParams({ ...Object.fromEntries(Object.entries(filters).map(([k, v]) => [k, String(v)])), page: String(p) }).toString()
+    return reply.page('board', {
+      title: `Review board · ${project!.name}`,
+      project,
+      filters,
+      statuses,
+      page,
+      back: request.url,
+      pageUrl: (p: number) => `?${params(p)}`,
+    })
+  })
+
+  app.post<{ Params: { project: string; id: string } }>('/console/projects/:project/opportunities/:id/review', form, async (request, reply) => {
+    const body = request.body as Form
+    // The form carries every field; send only the ones the reviewer changed, as an API client would.
+    const args: Record<string, string> = { event_id: request.params.id }
+    for (const field of ['evaluation', 'status', 'note'] as const) {
+      const value = field === 'note' ? body.note?.replace(/\r\n/g, '\n') : body[field]
+      if (value !== undefined && value !== body[`orig_${field}`]) args[field] = value
+    }
+    try {
+      if (Object.keys(args).length === 1) flash(request, 'ok', 'Nothing changed.')
+      else {
+        await run(request, reviewOpportunity, args, request.params.project)
+        flash(request, 'ok', 'Review saved.')
+      }
+    } catch (err) {
+      if ((err as { statusCode?: number }).statusCode !== 400) throw err
+      flash(request, 'error', `Not saved: ${describe(err)}`)
+    }
+    const back = safeNext(body.back, `/console/projects/${encodeURIComponent(request.params.project)}/opportunities`)
+    return reply.redirect(`${back}#${request.params.id}`)
+  })
+
+  app.get<{ Params: { project: string; id: string } }>('/console/projects/:project/opportunities/:id/history', signedIn, async (request, reply) => {
+    const history = await run(request, getReviewHistory, { event_id: request.params.id }, request.params.project)
+    const project = await app.repos.projects.access(sessionPrincipal(request.consoleUser), request.params.project)
+    return reply.page('history', { title: 'Review history', project, history })
+  })
+
+  app.get<{ Params: { project: string } }>('/console/projects/:project/metrics', signedIn, async (request, reply) => {
+    const window = (request.query as Form).window === '30d' ? '30d' : '7d'
+    const [ops, summary] = await Promise.all([
+      run(request, getDailyOps, { window }, request.params.project),
+      run(request, getDailyEventSummary, { window }, request.params.project),
+    ])
+    const project = await app.repos.projects.access(sessionPrincipal(request.consoleUser), request.params.project)
+    const chart = lineChart(
+      ops.days.map((d) => d.date),
+      [
+        { className: 's1', label: 'registered users', values: ops.days.map((d) => d.registered_users) },
+        { className: 's2', label: 'daily use users', values: ops.days.map((d) => d.daily_use_users) },
+      ]
+    )
+    return reply.page('metrics', { title: `Metrics · ${project!.name}`, project, ops, summary, chart })
+  })
+
+  app.get('/console/workspace', signedIn, async (request, reply) => {
+    const { tools } = await run(request, listWorkspaceTools, {})
+    return reply.page('workspace', { title: 'Workspace', tools, canEdit: request.consoleUser.workspaceRole === 'owner' })
+  })
+
+  app.post<{ Params: { name: string } }>('/console/workspace/tools/:name', form, async (request, reply) => {
+    const enabled = (request.body as Form).enabled === 'true'
+    await run(request, setToolEnabled, { name: request.params.name, enabled })
+    flash(request, 'ok', `${request.params.name} is ${enabled ? 'enabled' : 'disabled'}.`)
+    return reply.redirect('/console/workspace')
+  })
+
+  app.get('/console/connections', signedIn, async (request, reply) => {
+    const rows = await app.repos.oauth.connections(request.consoleUser.id)
+    return reply.page('connections', { title: 'Connected apps', connections: rows.map((r) => ({ ...r, createdAt: r.createdAt.toISOString() })) })
+  })
+
+  app.post<{ Params: { id: string } }>('/console/connections/:id/revoke', form, async (request, reply) => {
+    const done = await app.repos.oauth.revokeGrant(request.params.id, request.consoleUser.id, app.now())
+    flash(request, done ? 'ok' : 'error', done ? 'Disconnected: its tokens no longer work.' : 'No such connection.')
+    return reply.redirect('/console/connections')
+  })
+}
+
+// scrypt hash of a random password nobody knows: sign-in costs the same whether or not the email exists.
+const DUMMY_HASH = 'scrypt$32768$8$1$c2FsdHNhbHRzYWx0c2FsdA==$3q2+7wAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA='
+
+export default consolePages

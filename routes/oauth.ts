@@ -1,0 +1,146 @@
+// The OAuth 2.1 endpoints MCP clients call without a browser: dynamic client registration
+// (RFC 7591), the token endpoint (authorization code + PKCE S256, rotating refresh tokens)
+// and revocation (RFC 7009). They answer in OAuth's own error format ({error,
+// error_description}), which OAuth clients parse, rather than the API's.
+// The browser part (/oauth/authorize with sign-in and consent) lives with the console.
+import { createHash, timingSafeEqual } from 'node:crypto'
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
+import formbody from '@fastify/formbody'
+import rateLimit from '@fastify/rate-limit'
+import { hashKey } from '../core/keys.ts'
+import type { OAuthClient } from '../db/repositories/oauth.ts'
+import { SCOPES } from './oauth-metadata.ts'
+
+type Params = Record<string, unknown>
+
+const oauthError = (reply: FastifyReply, status: number, error: string, description: string) =>
+  reply.code(status).header('cache-control', 'no-store').send({ error, error_description: description })
+
+const str = (v: unknown) => (typeof v === 'string' && v.length > 0 && v.length <= 2048 ? v : undefined)
+
+/** Redirect URIs a client may register: https, loopback http, or a native app's own scheme. */
+export function acceptableRedirectUri(uri: string): boolean {
+  let url: URL
+  try {
+    url = new URL(uri)
+  } catch {
+    return false
+  }
+  if (url.hash) return false
+  if (url.protocol === 'https:') return true
+  if (url.protocol === 'http:') return ['localhost', '127.0.0.1', '[::1]'].includes(url.hostname)
+  return /^[a-z][a-z0-9+.-]*:$/.test(url.protocol) && !['javascript:', 'data:', 'file:', 'vbscript:'].includes(url.protocol)
+}
+
+export function pkceS256(verifier: string): string {
+  return createHash('sha256').update(verifier).digest('base64url')
+}
+
+const oauthRoutes: FastifyPluginAsync<{ publicUrl: string }> = async (app, { publicUrl }) => {
+  const resource = `${publicUrl}/mcp`
+  await app.register(formbody)
+  await app.register(rateLimit, { global: false })
+  const limited = { rateLimit: { max: 60, timeWindow: '1 minute' } }
+
+  /** Client authentication at the token and revocation endpoints. */
+  async function authenticateClient(request: FastifyRequest, body: Params): Promise<OAuthClient | string> {
+    let clientId = str(body.client_id)
+    let secret = str(body.client_secret)
+    const basic = /^Basic\s+(\S+)$/i.exec(request.headers.authorization ?? '')
+    if (basic) {
+      const [id, pass] = Buffer.from(basic[1]!, 'base64').toString('utf8').split(':')
+      clientId = decodeURIComponent(id ?? '')
+      secret = decodeURIComponent(pass ?? '')
+    }
+    if (!clientId) return 'client_id is required.'
+    const client = await app.repos.oauth.client(clientId)
+    if (!client) return 'The client is unknown.'
+    if (client.authMethod !== 'none') {
+      const expected = Buffer.from(client.secretHash ?? '', 'hex')
+      const actual = Buffer.from(hashKey(secret ?? ''), 'hex')
+      if (!secret || expected.length !== actual.length || !timingSafeEqual(expected, actual)) return 'The client secret is wrong.'
+    }
+    return client
+  }
+
+  app.post('/oauth/register', { config: { rateLimit: { max: 20, timeWindow: '1 minute' } }, schema: { tags: ['oauth'], summary: 'Dynamic client registration (RFC 7591)' } }, async (request, reply) => {
+    const body = (request.body ?? {}) as Params
+    const uris = body.redirect_uris
+    if (!Array.isArray(uris) || uris.length === 0 || uris.length > 10 || !uris.every((u) => typeof u === 'string' && u.length <= 2048 && acceptableRedirectUri(u))) {
+      return oauthError(reply, 400, 'invalid_redirect_uri', 'redirect_uris must list 1–10 https, loopback http or app-scheme URIs without a fragment.')
+    }
+    const method = body.token_endpoint_auth_method ?? 'none'
+    if (method !== 'none' && method !== 'client_secret_post' && method !== 'client_secret_basic') {
+      return oauthError(reply, 400, 'invalid_client_metadata', 'token_endpoint_auth_method must be none, client_secret_post or client_secret_basic.')
+    }
+    const grantTypes = (body.grant_types as unknown[] | undefined) ?? ['authorization_code', 'refresh_token']
+    if (!Array.isArray(grantTypes) || !grantTypes.every((g) => g === 'authorization_code' || g === 'refresh_token')) {
+      return oauthError(reply, 400, 'invalid_client_metadata', 'grant_types may contain authorization_code and refresh_token only.')
+    }
+    const name = (str(body.client_name) ?? 'Unnamed client').slice(0, 200)
+    const { client, secret } = await app.repos.oauth.registerClient({ name, redirectUris: uris as string[], authMethod: method, now: app.now() })
+    return reply.code(201).header('cache-control', 'no-store').send({
+      client_id: client.id,
+      ...(secret ? { client_secret: secret, client_secret_expires_at: 0 } : {}),
+      client_id_issued_at: Math.floor(client.createdAt.getTime() / 1000),
+      client_name: client.name,
+      redirect_uris: client.redirectUris,
+      grant_types: grantTypes,
+      response_types: ['code'],
+      token_endpoint_auth_method: client.authMethod,
+      scope: SCOPES.join(' '),
+    })
+  })
+
+  app.post('/oauth/token', { config: limited, schema: { tags: ['oauth'], summary: 'Token endpoint (authorization_code with PKCE, refresh_token)' } }, async (request, reply) => {
+    const body = (request.body ?? {}) as Params
+    const client = await authenticateClient(request, body)
+    if (typeof client === 'string') return oauthError(reply, 401, 'invalid_client', client)
+    const requested = str(body.resource)
+    if (requested !== undefined && requested !== resource) {
+      return oauthError(reply, 400, 'invalid_target', `This server issues tokens for ${resource} only.`)
+    }
+    const now = app.now()
+    let outcome
+    if (body.grant_type === 'authorization_code') {
+      const code = str(body.code)
+      const verifier = str(body.code_verifier)
+      const redirectUri = str(body.redirect_uri)
+      if (!code || !verifier || !redirectUri) return oauthError(reply, 400, 'invalid_request', 'code, code_verifier and redirect_uri are required.')
+      if (!/^[A-Za-z0-9\-._~]{43,128}$/.test(verifier)) return oauthError(reply, 400, 'invalid_request', 'code_verifier must be 43–128 unreserved characters.')
+      outcome = await app.repos.oauth.redeemCode(code, now, (c) => {
+        if (c.clientId !== client.id) return 'The code was issued to another client.'
+        if (c.redirectUri !== redirectUri) return 'redirect_uri does not match the authorization request.'
+        if (pkceS256(verifier) !== c.codeChallenge) return 'PKCE verification failed: code_verifier does not match code_challenge.'
+        if (c.resource !== resource) return 'The code was issued for another resource.'
+        return null
+      })
+    } else if (body.grant_type === 'refresh_token') {
+      const token = str(body.refresh_token)
+      if (!token) return oauthError(reply, 400, 'invalid_request', 'refresh_token is required.')
+      outcome = await app.repos.oauth.refresh(token, client.id, now)
+    } else {
+      return oauthError(reply, 400, 'unsupported_grant_type', 'grant_type must be authorization_code or refresh_token.')
+    }
+    if ('error' in outcome) return oauthError(reply, 400, 'invalid_grant', outcome.error!)
+    return reply.header('cache-control', 'no-store').header('pragma', 'no-cache').send({
+      access_token: outcome.tokens.accessToken,
+      token_type: 'Bearer',
+      expires_in: outcome.tokens.expiresIn,
+      refresh_token: outcome.tokens.refreshToken,
+      scope: outcome.scope,
+    })
+  })
+
+  app.post('/oauth/revoke', { config: limited, schema: { tags: ['oauth'], summary: 'Token revocation (RFC 7009)' } }, async (request, reply) => {
+    const body = (request.body ?? {}) as Params
+    const client = await authenticateClient(request, body)
+    if (typeof client === 'string') return oauthError(reply, 401, 'invalid_client', client)
+    const token = str(body.token)
+    if (!token) return oauthError(reply, 400, 'invalid_request', 'token is required.')
+    await app.repos.oauth.revokeToken(token, client.id, app.now())
+    return reply.code(200).header('cache-control', 'no-store').send({})
+  })
+}
+
+export default oauthRoutes
