@@ -1,0 +1,138 @@
+import t from 'tap'
+import { createHash, randomBytes } from 'node:crypto'
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import { listenTestApp, seedWorkspace, bearer } from '../helpers/app.ts'
+import { MemoryProvider, REDIRECT, consent } from './helpers.ts'
+
+t.test('OAuth for MCP clients: registration, consent, tokens, refresh, revocation', async (t) => {
+  const { app, url } = await listenTestApp(t)
+  const ws = await seedWorkspace(app)
+  const provider = new MemoryProvider()
+
+  // 1. The SDK discovers the server, registers itself and asks for authorization.
+  const first = new StreamableHTTPClientTransport(new URL(`${url}/mcp`), { authProvider: provider })
+  await t.rejects(new Client({ name: 't', version: '1' }).connect(first), { message: /Unauthorized/ })
+  t.match(provider.client?.client_id, /^cli_/, 'dynamic client registration')
+  const authUrl = provider.authorizationUrl!
+  t.equal(authUrl.origin + authUrl.pathname, `${url}/oauth/authorize`)
+  t.equal(authUrl.searchParams.get('code_challenge_method'), 'S256')
+  t.equal(authUrl.searchParams.get('resource'), `${url}/mcp`)
+
+  // 2. A person signs in and consents; the consent page names the client.
+  const answer = await consent(url, authUrl.toString(), ws.user.email, ws.user.password)
+  t.match(answer.consentHtml, /Test MCP Client/)
+  t.equal(answer.status, 302)
+  const back = new URL(answer.location!)
+  t.equal(back.origin + back.pathname, REDIRECT)
+  t.equal(back.searchParams.get('state'), authUrl.searchParams.get('state'))
+  const code = back.searchParams.get('code')!
+  t.match(code, /^gdc_/)
+
+  // 3. Token exchange, then tools/list with the gdo_ access token.
+  await first.finishAuth(code)
+  t.match(provider.saved?.access_token, /^gdo_[0-9A-Za-z]{38}$/)
+  t.equal(provider.saved?.expires_in, 3600)
+  const access1 = provider.saved!.access_token
+  const refresh1 = provider.saved!.refresh_token!
+  const client = new Client({ name: 't', version: '1' })
+  await client.connect(new StreamableHTTPClientTransport(new URL(`${url}/mcp`), { authProvider: provider }))
+  const tools = await client.listTools()
+  t.ok(tools.tools.some((x) => x.name === 'get_daily_ops'))
+  await client.close()
+
+  // The token works on the REST surfaces too, and is stored only as a hash.
+  t.equal((await app.inject({ method: 'GET', url: '/v1/tools', headers: bearer(access1) })).statusCode, 200)
+  t.equal((await app.inject({ method: 'GET', url: `/api/v1/mcp/projects/${ws.project.id}/daily-ops`, headers: bearer(access1) })).statusCode, 200)
+
+  // 4. The code is single-use: a replay fails and revokes what it issued.
+  const replay = await fetch(`${url}/oauth/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ grant_type: 'authorization_code', code, code_verifier: provider.verifier, redirect_uri: REDIRECT, client_id: provider.client!.client_id }),
+  })
+  t.equal(replay.status, 400)
+  t.equal((await replay.json()).error, 'invalid_grant')
+  t.equal((await app.inject({ method: 'GET', url: '/v1/tools', headers: bearer(access1) })).statusCode, 401, 'replayed code revokes the grant')
+})
+
+t.test('token endpoint: refresh rotation, revocation, PKCE and resource mismatches', async (t) => {
+  const { app, url } = await listenTestApp(t)
+  const ws = await seedWorkspace(app)
+  const register = await fetch(`${url}/oauth/register`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ client_name: 'CLI', redirect_uris: [REDIRECT] }),
+  })
+  t.equal(register.status, 201)
+  const { client_id } = await register.json()
+
+  const verifier = randomBytes(32).toString('base64url')
+  const challenge = createHash('sha256').update(verifier).digest('base64url')
+  const authorize = (extra: Record<string, string> = {}) => {
+    const u = new URL(`${url}/oauth/authorize`)
+    for (const [k, v] of Object.entries({ response_type: 'code', client_id, redirect_uri: REDIRECT, code_challenge: challenge, code_challenge_method: 'S256', state: 'xyz', resource: `${url}/mcp`, ...extra })) u.searchParams.set(k, v)
+    return u.toString()
+  }
+  const token = (form: Record<string, string>) =>
+    fetch(`${url}/oauth/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ client_id, ...form }) })
+  const codeFrom = async (extra?: Record<string, string>) => new URL((await consent(url, authorize(extra), ws.user.email, ws.user.password)).location!).searchParams.get('code')!
+
+  t.test('PKCE: a wrong verifier is refused', async (t) => {
+    const code = await codeFrom()
+    const res = await token({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT, code_verifier: randomBytes(32).toString('base64url') })
+    t.equal(res.status, 400)
+    t.equal((await res.json()).error, 'invalid_grant')
+  })
+
+  t.test('plain PKCE and a missing challenge are refused at authorization', async (t) => {
+    const plain = await fetch(authorize({ code_challenge_method: 'plain' }), { redirect: 'manual' })
+    t.equal(plain.status, 302)
+    t.equal(new URL(plain.headers.get('location')!).searchParams.get('error'), 'invalid_request')
+  })
+
+  t.test('resource must be this server /mcp', async (t) => {
+    const wrong = await fetch(authorize({ resource: 'https://evil.example/mcp' }), { redirect: 'manual' })
+    t.equal(new URL(wrong.headers.get('location')!).searchParams.get('error'), 'invalid_target')
+    const code = await codeFrom()
+    const res = await token({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT, code_verifier: verifier, resource: 'https://evil.example/mcp' })
+    t.equal(res.status, 400)
+    t.equal((await res.json()).error, 'invalid_target')
+  })
+
+  t.test('an unregistered redirect_uri is shown an error, never redirected to', async (t) => {
+    const res = await fetch(authorize({ redirect_uri: 'https://evil.example/cb' }), { redirect: 'manual' })
+    t.equal(res.status, 400)
+  })
+
+  t.test('deny redirects with access_denied', async (t) => {
+    const answer = await consent(url, authorize(), ws.user.email, ws.user.password, 'deny')
+    t.equal(new URL(answer.location!).searchParams.get('error'), 'access_denied')
+  })
+
+  t.test('refresh tokens rotate; a reused one revokes the grant; revocation works', async (t) => {
+    const code = await codeFrom()
+    const first = await (await token({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT, code_verifier: verifier, resource: `${url}/mcp` })).json()
+    t.match(first.access_token, /^gdo_/)
+    t.match(first.refresh_token, /^gdr_/)
+    const second = await (await token({ grant_type: 'refresh_token', refresh_token: first.refresh_token })).json()
+    t.match(second.access_token, /^gdo_/)
+    t.not(second.refresh_token, first.refresh_token)
+    t.equal((await app.inject({ method: 'GET', url: '/v1/tools', headers: bearer(second.access_token) })).statusCode, 200)
+
+    const reuse = await token({ grant_type: 'refresh_token', refresh_token: first.refresh_token })
+    t.equal(reuse.status, 400)
+    t.equal((await app.inject({ method: 'GET', url: '/v1/tools', headers: bearer(second.access_token) })).statusCode, 401, 'reuse revokes the grant')
+
+    const code2 = await codeFrom()
+    const third = await (await token({ grant_type: 'authorization_code', code: code2, redirect_uri: REDIRECT, code_verifier: verifier })).json()
+    const revoke = await fetch(`${url}/oauth/revoke`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ client_id, token: third.access_token }) })
+    t.equal(revoke.status, 200)
+    t.equal((await app.inject({ method: 'GET', url: '/v1/tools', headers: bearer(third.access_token) })).statusCode, 401)
+    const revokeRefresh = await fetch(`${url}/oauth/revoke`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ client_id, token: third.refresh_token }) })
+    t.equal(revokeRefresh.status, 200)
+    const afterRevoke = await token({ grant_type: 'refresh_token', refresh_token: third.refresh_token })
+    t.equal(afterRevoke.status, 400)
+  })
+  t.end()
+})
