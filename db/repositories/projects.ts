@@ -95,6 +95,18 @@ export function createProjectsRepository(db: Db) {
       })
     },
 
+    /** The longest-standing owner of a project (operator commands act as them). */
+    async firstOwner(projectId: string) {
+      const [row] = await db
+        .select({ id: users.id, email: users.email })
+        .from(memberships)
+        .innerJoin(users, eq(users.id, memberships.userId))
+        .where(and(eq(memberships.projectId, projectId), eq(memberships.role, 'owner')))
+        .orderBy(asc(memberships.createdAt))
+        .limit(1)
+      return row
+    },
+
     async timezone(projectId: string): Promise<string | undefined> {
       const [row] = await db.select({ tz: projects.timezone }).from(projects).where(eq(projects.id, projectId))
       return row?.tz

@@ -1,0 +1,498 @@
+// The `growthdesk` command line. Admin commands build the same app as the server on the
+// configured database and call core/admin.ts. This is the one module that writes to
+// stdout/stderr: everything else logs through Fastify.
+//
+// The app, the configuration and core/admin.ts are imported only when a command needs the
+// database: loading them costs ~0.6 s, which `help` and the planned HTTP commands should not pay.
+import fs from 'node:fs'
+import { fileURLToPath } from 'node:url'
+import { parseArgs } from 'node:util'
+import type { FastifyInstance } from 'fastify'
+import type { Config, Database } from '../config.ts'
+import type { KeyKind } from '../core/keys.ts'
+import { roles } from '../schemas/atoms.ts'
+
+import { defineCommand, type CliIo, type Command, type Invocation, type OptionSpec } from './command.ts'
+import { serviceCommands } from './service-commands.ts'
+import { seedDemo } from './seed-demo.ts'
+
+export { defineCommand, type CliIo, type Command } from './command.ts'
+
+class UsageError extends Error {
+  override name = 'UsageError'
+  constructor(message: string, readonly command?: readonly string[]) {
+    super(message)
+  }
+}
+
+class CommandFailure extends Error {
+  override name = 'CommandFailure'
+}
+
+const json = { type: 'boolean', description: 'print the result as one line of JSON' } as const
+
+const adminActions = () => import('../core/admin.ts')
+
+// ---------------------------------------------------------------------------------------
+// Commands on the configured database.
+
+const migrate = defineCommand({
+  path: ['migrate'],
+  summary: 'Apply the database migrations (the server also does this at start).',
+  options: {},
+  async run(inv) {
+    const where = await inv.withApp(async (_app, config) => describeDatabase(config.database))
+    inv.io.stdout.write(`Migrations applied: ${where} is up to date.\n`)
+  },
+})
+
+const adminBootstrap = defineCommand({
+  path: ['admin', 'bootstrap'],
+  summary: 'Create a workspace with an owner, a project and one key of each kind.',
+  details: ['The password and the keys are printed once; only their hashes are stored.'],
+  options: {
+    workspace: { type: 'string', value: 'NAME', description: 'workspace name (default "Default workspace")' },
+    email: { type: 'string', value: 'EMAIL', description: "owner's email (default owner@<workspace>.local)" },
+    project: { type: 'string', value: 'NAME', description: 'project name (default "Demo project"); its slug is derived from it' },
+    json,
+  },
+  async run(inv) {
+    const { workspace, email, project } = inv.options
+    const { bootstrap } = await adminActions()
+    await inv.withApp(async (app, config) => {
+      const r = await bootstrap(app, { workspace, email, project })
+      inv.print(r, [
+        `Created workspace "${r.workspace.name}" (${r.workspace.id}) with an owner, a project and one key of each kind.`,
+        `  console:   ${config.publicUrl}/console`,
+        `  email:     ${r.user.email}`,
+        `  password:  ${r.user.password}`,
+        `  project:   ${r.project.slug} (${r.project.id})`,
+        `  MCP key:   ${r.keys.mcp}   (project-side API /api/v1/mcp, MCP /mcp)`,
+        `  service:   ${r.keys.service}   (tools REST API /v1, MCP /mcp)`,
+        `  ingest:    ${r.keys.ingest}   (event ingestion for ${r.project.slug})`,
+        'The keys and the password are shown once and stored only as hashes: copy them now.',
+      ])
+    })
+  },
+})
+
+const adminCreateUser = defineCommand({
+  path: ['admin', 'create-user'],
+  summary: "Add a user to a project's workspace with a role, a password and MCP and service keys.",
+  options: {
+    email: { type: 'string', value: 'EMAIL', description: "the new user's email", required: true },
+    project: { type: 'string', value: 'ID_OR_SLUG', description: 'project id (prj_…) or slug', required: true },
+    role: { type: 'string', description: 'role in that project', required: true, choices: roles },
+    json,
+  },
+  async run(inv) {
+    const { email, project, role } = inv.options
+    const { createUser } = await adminActions()
+    await inv.withApp(async (app) => {
+      const r = await createUser(app, { email, project, role })
+      inv.print(r, [
+        `Created user ${r.user.email} (${r.user.id}), ${role} of project ${project}.`,
+        `  password:  ${r.user.password}`,
+        `  MCP key:   ${r.keys.mcp}`,
+        `  service:   ${r.keys.service}`,
+        'The keys and the password are shown once and stored only as hashes: copy them now.',
+      ])
+    })
+  },
+})
+
+const issuableKinds = ['mcp', 'service', 'ingest'] as const satisfies readonly Exclude<KeyKind, 'oauth'>[]
+const MAX_EXPIRY_DAYS = 3650
+
+const adminCreateKey = defineCommand({
+  path: ['admin', 'create-key'],
+  summary: 'Create an API key acting as an existing user.',
+  details: ['An ingest key belongs to one project, so it needs --project.', 'The key is printed once; only its hash is stored.'],
+  options: {
+    email: { type: 'string', value: 'EMAIL', description: 'the user the key acts as', required: true },
+    kind: { type: 'string', description: 'mcp (gdm_), service (gds_) or ingest (gdi_)', required: true, choices: issuableKinds },
+    project: { type: 'string', value: 'ID_OR_SLUG', description: 'narrow the key to one project of that user' },
+    name: { type: 'string', value: 'NAME', description: 'a label to recognise the key by' },
+    'read-only': { type: 'boolean', description: 'the key can read but not change anything' },
+    'expires-in-days': { type: 'string', value: 'N', description: `the key stops working after N days (1–${MAX_EXPIRY_DAYS})` },
+    json,
+  },
+  async run(inv) {
+    const { email, kind, project, name } = inv.options
+    const days = inv.options['expires-in-days']
+    if (days !== undefined && !(/^\d+$/.test(days) && Number(days) >= 1 && Number(days) <= MAX_EXPIRY_DAYS)) {
+      inv.usage(`--expires-in-days takes a whole number of days from 1 to ${MAX_EXPIRY_DAYS}, not '${days}'`)
+    }
+    const { createKey } = await adminActions()
+    await inv.withApp(async (app) => {
+      const expiresAt = days === undefined ? undefined : new Date(app.now().getTime() + Number(days) * 86_400_000)
+      const r = await createKey(app, { email, kind, project, name, readOnly: inv.options['read-only'], expiresAt })
+      inv.print(r, [
+        `Created ${r.kind} key ${r.id} (${r.display}) for ${email}.`,
+        `  key:        ${r.key}`,
+        `  project:    ${r.project ?? "all of the user's projects"}`,
+        `  read-only:  ${r.read_only ? 'yes' : 'no'}`,
+        `  expires:    ${r.expires_at ?? 'never'}`,
+        'The key is shown once and stored only as a hash: copy it now.',
+      ])
+    })
+  },
+})
+
+const adminRevokeKey = defineCommand({
+  path: ['admin', 'revoke-key'],
+  summary: 'Revoke an API key by its id (key_…); it stops working at once.',
+  positionals: ['KEY_ID'],
+  options: { json },
+  async run(inv) {
+    const id = inv.args.KEY_ID
+    const { revokeKey } = await adminActions()
+    await inv.withApp(async (app) => {
+      const r = await revokeKey(app, id)
+      inv.print(r, [`Revoked key ${r.id}.`])
+    })
+  },
+})
+
+const toolSwitch = (enabled: boolean) =>
+  defineCommand({
+    path: ['admin', 'tools', enabled ? 'enable' : 'disable'],
+    summary: enabled ? 'Enable a tool again in a workspace.' : 'Disable a tool in a workspace (hidden from /v1/tools and MCP).',
+    positionals: ['NAME'],
+    options: {
+      workspace: { type: 'string', value: 'WORKSPACE_ID', description: 'the workspace (wsp_…)', required: true },
+      json,
+    },
+    async run(inv) {
+      const { workspace } = inv.options
+      const { setToolEnabled } = await adminActions()
+      await inv.withApp(async (app) => {
+        const r = await setToolEnabled(app, { workspace, tool: inv.args.NAME, enabled })
+        inv.print(r, [
+          `${enabled ? 'Enabled' : 'Disabled'} tool '${r.tool}' in workspace ${r.workspace}.`,
+          `  disabled there now: ${r.disabled_tools.length ? r.disabled_tools.join(', ') : 'none'}`,
+        ])
+      })
+    },
+  })
+
+// ---------------------------------------------------------------------------------------
+// THE COMMAND TABLE, in the order `help` lists it. A new command is a module that exports
+// `defineCommand({...})` and one line here; dispatch, help and argument checks need no change.
+// Planned:
+//   - `tools`                        list the tools of a running service  (env SERVICE_URL, SERVICE_API_KEY)
+//   - `call <tool> --json '<args>'`  call one tool on it                   (optional SERVICE_PROJECT)
+//   - `admin seed-demo --project P`  realistic opportunities and 30 days of events
+export const commands: readonly Command[] = [
+  migrate,
+  ...serviceCommands,
+  adminBootstrap,
+  adminCreateUser,
+  adminCreateKey,
+  adminRevokeKey,
+  toolSwitch(false),
+  toolSwitch(true),
+  seedDemo,
+]
+
+// ---------------------------------------------------------------------------------------
+// Dispatch.
+
+const HELP_FLAGS = new Set(['--help', '-h'])
+
+/** Runs one command line; resolves to the exit code (0 ok, 1 failure, 2 usage error). */
+export async function main(argv: string[], io: Partial<CliIo> = {}): Promise<number> {
+  const out: CliIo = { stdout: io.stdout ?? process.stdout, stderr: io.stderr ?? process.stderr, env: io.env ?? process.env }
+  try {
+    return await dispatch(argv, out)
+  } catch (err) {
+    return await report(err, out)
+  }
+}
+
+async function dispatch(argv: string[], io: CliIo): Promise<number> {
+  const [first, ...rest] = argv
+  if (first === undefined) {
+    io.stdout.write(globalHelp())
+    return 2
+  }
+  if (first === 'help' || HELP_FLAGS.has(first)) {
+    io.stdout.write(helpFor(first === 'help' ? rest : []))
+    return 0
+  }
+  const command = resolve(argv)
+  if (!command) {
+    // A group such as `admin` asked for help, or a wrong word: explain what exists.
+    if (argv.some((a) => HELP_FLAGS.has(a))) {
+      io.stdout.write(helpFor(argv.filter((a) => !a.startsWith('-'))))
+      return 0
+    }
+    throw unknownCommand(argv)
+  }
+  const parsed = parseInvocation(command, argv.slice(command.path.length))
+  if (parsed === 'help') {
+    io.stdout.write(commandHelp(command))
+    return 0
+  }
+  const inv: Invocation = {
+    ...parsed,
+    io,
+    withApp: (fn) => withApp(io, fn),
+    print(result, lines) {
+      io.stdout.write(parsed.options.json === true ? `${JSON.stringify(result)}\n` : `${lines.join('\n')}\n`)
+    },
+    usage(message) {
+      throw new UsageError(message, command.path)
+    },
+    fail(message) {
+      throw new CommandFailure(message)
+    },
+  }
+  return (await command.run(inv)) ?? 0
+}
+
+/** The command with the longest path that argv starts with. */
+function resolve(argv: readonly string[]): Command | undefined {
+  let best: Command | undefined
+  for (const c of commands) {
+    if (startsWith(argv, c.path) && (!best || c.path.length > best.path.length)) best = c
+  }
+  return best
+}
+
+const startsWith = (list: readonly string[], prefix: readonly string[]) => prefix.every((word, i) => list[i] === word)
+
+/** The longest prefix of `words` that is a group of commands (like `admin`), and what it holds. */
+function group(words: readonly string[]): { path: string[]; next: string[] } {
+  let depth = 0
+  while (depth < words.length && commands.some((c) => c.path.length > depth + 1 && startsWith(c.path, words.slice(0, depth + 1)))) {
+    depth++
+  }
+  const path = words.slice(0, depth)
+  const next = [...new Set(commands.filter((c) => startsWith(c.path, path)).map((c) => c.path[depth]!))]
+  return { path, next }
+}
+
+function unknownCommand(argv: readonly string[]): UsageError {
+  if (argv[0]!.startsWith('-')) return new UsageError(`unknown option '${argv[0]}'; options go after the command`)
+  const firstOption = argv.findIndex((a) => a.startsWith('-'))
+  const words = firstOption === -1 ? argv : argv.slice(0, firstOption)
+  const { path, next } = group(words)
+  if (path.length === 0) return new UsageError(`unknown command '${words[0]}'`)
+  const name = path.join(' ')
+  if (words.length === path.length) return new UsageError(`'${name}' needs one of: ${next.join(', ')}`, path)
+  return new UsageError(`unknown command '${name} ${words[path.length]}'; '${name}' takes one of: ${next.join(', ')}`, path)
+}
+
+interface Parsed {
+  options: Record<string, string | boolean | undefined>
+  args: Record<string, string>
+}
+
+/** Checks the words after the command against its spec; every problem is a usage error. */
+function parseInvocation(command: Command, argv: string[]): Parsed | 'help' {
+  const specs = command.options
+  const name = command.path.join(' ')
+  const usage = (message: string) => new UsageError(message, command.path)
+  // Lenient parsing with tokens lets us word every error ourselves, on one line.
+  const { tokens } = parseArgs({
+    args: argv,
+    options: {
+      ...Object.fromEntries(Object.entries(specs).map(([key, spec]) => [key, { type: spec.type }])),
+      help: { type: 'boolean', short: 'h' },
+    },
+    strict: false,
+    allowPositionals: true,
+    tokens: true,
+  })
+  if (tokens.some((t) => t.kind === 'option' && t.name === 'help')) return 'help'
+
+  const options: Parsed['options'] = {}
+  const positionals: string[] = []
+  for (const token of tokens) {
+    if (token.kind === 'positional') positionals.push(token.value)
+    if (token.kind !== 'option') continue
+    const spec = Object.hasOwn(specs, token.name) ? specs[token.name] : undefined
+    const flag = token.rawName
+    if (!spec) throw usage(`unknown option '${flag}' for '${name}'`)
+    if (token.name in options) throw usage(`${flag} is given twice`)
+    if (spec.type === 'boolean') {
+      if (token.value !== undefined) throw usage(`${flag} takes no value`)
+      options[token.name] = true
+      continue
+    }
+    if (token.value === undefined) throw usage(`${flag} needs a value (${placeholder(spec)})`)
+    // `--email --json` would otherwise take '--json' as the email.
+    if (!token.inlineValue && token.value.startsWith('-')) throw usage(`${flag} needs a value (${placeholder(spec)}) before '${token.value}'`)
+    if (spec.choices && !spec.choices.includes(token.value)) {
+      throw usage(`${flag} must be one of ${spec.choices.join(', ')}, not '${token.value}'`)
+    }
+    options[token.name] = token.value
+  }
+  for (const [key, spec] of Object.entries(specs)) {
+    if (spec.type === 'boolean') options[key] ??= false
+    else if (spec.required && options[key] === undefined) throw usage(`'${name}' needs --${key} ${placeholder(spec)}`)
+  }
+  const names = command.positionals ?? []
+  if (positionals.length < names.length) throw usage(`'${name}' needs ${names.slice(positionals.length).join(' ')}`)
+  if (positionals.length > names.length) throw usage(`unexpected argument '${positionals[names.length]}' for '${name}'`)
+  return { options, args: Object.fromEntries(names.map((n, i) => [n, positionals[i]!])) }
+}
+
+async function withApp<T>(io: CliIo, fn: (app: FastifyInstance, config: Config) => Promise<T>): Promise<T> {
+  const [{ loadConfig }, { buildApp }, { DatabaseInUseError }] = await Promise.all([
+    import('../config.ts'),
+    import('../app.ts'),
+    import('../db/client.ts'),
+  ])
+  const config = loadConfig(io.env)
+  if (config.database.kind === 'pglite' && config.database.dataDir === undefined) {
+    io.stderr.write('growthdesk: warning: DATABASE_URL=memory:// is discarded when this command ends.\n')
+  }
+  let app: FastifyInstance
+  try {
+    app = await buildApp({ config, logger: false })
+  } catch (err) {
+    if (err instanceof DatabaseInUseError) throw err
+    // A bare "connect ECONNREFUSED" does not say which setting to look at.
+    throw new Error(`could not open ${describeDatabase(config.database)}: ${describeError(err)}`, { cause: err })
+  }
+  try {
+    await app.ready()
+    return await fn(app, config)
+  } finally {
+    await app.close()
+  }
+}
+
+function describeDatabase(database: Database): string {
+  if (database.kind === 'pglite') return database.dataDir ? `the embedded database in ${database.dataDir}` : 'the in-memory database'
+  // Host and database name only: the URL may hold a password.
+  const url = new URL(database.url)
+  return `the PostgreSQL database ${url.host}${url.pathname}`
+}
+
+/** One line on stderr; 2 for usage errors, 1 for everything else. */
+async function report(err: unknown, io: CliIo): Promise<number> {
+  if (err instanceof UsageError) {
+    const help = err.command ? `growthdesk help ${err.command.join(' ')}` : 'growthdesk help'
+    io.stderr.write(`growthdesk: ${oneLine(err.message)} (see '${help}')\n`)
+    return 2
+  }
+  if (err instanceof Error && (await isOperatorFailure(err))) {
+    io.stderr.write(`growthdesk: ${oneLine(err.message)}\n`)
+    return 1
+  }
+  const debug = io.env.LOG_LEVEL === 'debug' || io.env.LOG_LEVEL === 'trace'
+  io.stderr.write(`growthdesk: ${oneLine(describeError(err))}${debug ? '' : ' (LOG_LEVEL=debug shows the stack)'}\n`)
+  if (debug) {
+    for (let e: unknown = err; e instanceof Error; e = e.cause) io.stderr.write(`${e === err ? '' : 'Caused by: '}${e.stack ?? e.message}\n`)
+  }
+  return 1
+}
+
+/** Failures whose message is written for the operator (e.g. how to free a locked database): no stack, no hint. */
+async function isOperatorFailure(err: Error): Promise<boolean> {
+  if (err instanceof CommandFailure) return true
+  const [{ AdminError }, { ConfigError }, { DatabaseInUseError }] = await Promise.all([
+    adminActions(),
+    import('../config.ts'),
+    import('../db/client.ts'),
+  ])
+  return err instanceof AdminError || err instanceof ConfigError || err instanceof DatabaseInUseError
+}
+
+function describeError(err: unknown): string {
+  // Node reports a refused connection to a host with several addresses as an AggregateError without a message.
+  if (err instanceof AggregateError && !err.message) return err.errors.map(describeError).join('; ')
+  if (err instanceof Error) return err.message || err.name
+  return String(err)
+}
+
+const oneLine = (text: string) => text.replace(/\s*\n\s*/g, ' ').trim()
+
+// ---------------------------------------------------------------------------------------
+// Help, generated from the table.
+
+const placeholder = (spec: OptionSpec) => spec.choices?.join('|') ?? spec.value ?? 'VALUE'
+
+function usageLine(command: Command): string {
+  const parts = ['growthdesk', ...command.path, ...(command.positionals ?? [])]
+  for (const [key, spec] of Object.entries(command.options)) {
+    const option = spec.type === 'boolean' ? `--${key}` : `--${key} ${placeholder(spec)}`
+    parts.push(spec.required ? option : `[${option}]`)
+  }
+  return parts.join(' ')
+}
+
+function table(rows: readonly [string, string][]): string[] {
+  const width = Math.max(...rows.map(([left]) => left.length))
+  return rows.map(([left, right]) => `  ${left.padEnd(width)}  ${right}`)
+}
+
+function globalHelp(): string {
+  return [
+    'growthdesk — administer a growthdesk deployment from the command line',
+    '',
+    'Usage: growthdesk <command> [options]',
+    '',
+    'Commands:',
+    ...table([...commands.map((c): [string, string] => [c.path.join(' '), c.summary]), ['help [command]', 'Show this help, or the options of a command.']]),
+    '',
+    'Commands that touch the database use the same settings as the server:',
+    ...table([
+      ['DATABASE_URL', 'postgres://… for PostgreSQL; unset: the embedded database in DATA_DIR'],
+      ['DATA_DIR', 'folder of the embedded database (default ./.data); stop the server first'],
+      ['LOG_LEVEL', 'debug prints the stack of unexpected errors'],
+    ]),
+    '',
+    "Run 'growthdesk help <command>' for its options. Exit codes: 0 success, 1 failure, 2 usage error.",
+    '',
+  ].join('\n')
+}
+
+function commandHelp(command: Command): string {
+  const options = Object.entries(command.options).map(([key, spec]): [string, string] => [
+    spec.type === 'boolean' ? `--${key}` : `--${key} ${placeholder(spec)}`,
+    spec.description + (spec.required ? ' (required)' : ''),
+  ])
+  return [
+    `Usage: ${usageLine(command)}`,
+    '',
+    command.summary,
+    ...(command.details ?? []),
+    ...(options.length ? ['', 'Options:', ...table(options)] : []),
+    '',
+  ].join('\n')
+}
+
+/** `help`, `help <command>` or `help <group>` (e.g. `help admin`). */
+function helpFor(words: readonly string[]): string {
+  if (words.length === 0) return globalHelp()
+  const exact = commands.find((c) => c.path.length === words.length && startsWith(words, c.path))
+  if (exact) return commandHelp(exact)
+  const inGroup = commands.filter((c) => c.path.length > words.length && startsWith(c.path, words))
+  if (inGroup.length === 0) throw new UsageError(`no command '${words.join(' ')}'`)
+  return [
+    'Commands:',
+    ...table(inGroup.map((c): [string, string] => [c.path.join(' '), c.summary])),
+    '',
+    "Run 'growthdesk help <command>' for its options.",
+    '',
+  ].join('\n')
+}
+
+// ---------------------------------------------------------------------------------------
+// Run directly (`tsx bin/cli.ts …`, as `npm run migrate` does); bin/growthdesk.js calls main itself.
+
+function isEntryPoint(): boolean {
+  const script = process.argv[1]
+  if (!script) return false
+  try {
+    return fs.realpathSync(script) === fs.realpathSync(fileURLToPath(import.meta.url))
+  } catch {
+    return false
+  }
+}
+
+if (isEntryPoint()) process.exitCode = await main(process.argv.slice(2))
