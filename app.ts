@@ -79,24 +79,30 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     }
   })
 
-  await app.register(errorsPlugin)
-  await app.register(databasePlugin, { database: config.database })
-  await app.register(repositoriesPlugin)
-  await app.register(registryPlugin, { now: options.now ?? (() => new Date()) })
-  await app.register(authPlugin, { publicUrl: config.publicUrl })
+  try {
+    await app.register(errorsPlugin)
+    await app.register(databasePlugin, { database: config.database })
+    await app.register(repositoriesPlugin)
+    await app.register(registryPlugin, { now: options.now ?? (() => new Date()) })
+    await app.register(authPlugin, { publicUrl: config.publicUrl })
 
-  await app.register(corsPlugin, { publicUrl: config.publicUrl, allowedOrigins: config.allowedOrigins })
-  await app.register(openapiPlugin, { publicUrl: config.publicUrl })
+    await app.register(corsPlugin, { publicUrl: config.publicUrl, allowedOrigins: config.allowedOrigins })
+    await app.register(openapiPlugin, { publicUrl: config.publicUrl })
 
-  await app.register(healthRoutes)
-  await app.register(agentDocsRoutes, { publicUrl: config.publicUrl })
-  await app.register(projectApiRoutes, { prefix: '/api/v1/mcp' })
-  await app.register(eventsRoutes)
-  await app.register(toolsApiRoutes, { prefix: '/v1' })
-  await app.register(projectRoutes, { prefix: '/v1' })
-  await app.register(oauthMetadataRoutes, { publicUrl: config.publicUrl })
-  await app.register(oauthRoutes, { publicUrl: config.publicUrl })
-  await app.register(consolePlugin, { publicUrl: config.publicUrl })
-  await app.register(mcpRoutes, { publicUrl: config.publicUrl, allowedOrigins: config.allowedOrigins })
+    await app.register(healthRoutes)
+    await app.register(agentDocsRoutes, { publicUrl: config.publicUrl })
+    await app.register(projectApiRoutes, { prefix: '/api/v1/mcp' })
+    await app.register(eventsRoutes)
+    await app.register(toolsApiRoutes, { prefix: '/v1' })
+    await app.register(projectRoutes, { prefix: '/v1' })
+    await app.register(oauthMetadataRoutes, { publicUrl: config.publicUrl })
+    await app.register(oauthRoutes, { publicUrl: config.publicUrl })
+    await app.register(consolePlugin, { publicUrl: config.publicUrl })
+    await app.register(mcpRoutes, { publicUrl: config.publicUrl, allowedOrigins: config.allowedOrigins })
+  } catch (err) {
+    // A plugin failed after the database opened: close it (and its lock) before giving up.
+    await app.close().catch(() => {})
+    throw err
+  }
   return app
 }

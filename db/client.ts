@@ -58,14 +58,22 @@ function isAlive(pid: number): boolean {
   }
 }
 
-/** PGlite has no locking of its own: two processes on one folder would corrupt it. */
+/** Folders this process holds: the pid file alone cannot tell two opens in one process apart. */
+const heldHere = new Set<string>()
+
+/** PGlite has no locking of its own: two processes (or two opens) on one folder would corrupt it. */
 function lockDataDir(dataDir: string): () => void {
   fs.mkdirSync(dataDir, { recursive: true })
   const lockFile = path.join(dataDir, 'growthdesk.pid')
+  if (heldHere.has(lockFile)) throw new DatabaseInUseError(dataDir, process.pid)
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
       fs.writeFileSync(lockFile, String(process.pid), { flag: 'wx' })
-      return () => fs.rmSync(lockFile, { force: true })
+      heldHere.add(lockFile)
+      return () => {
+        heldHere.delete(lockFile)
+        fs.rmSync(lockFile, { force: true })
+      }
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err
       const pid = Number(fs.readFileSync(lockFile, 'utf8'))
