@@ -68,7 +68,9 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
 
   // Like Fastify's own JSON parser (prototype-poisoning safe), but an empty body is no body,
   // so `DELETE` or a tool call without arguments need not send `{}`.
-  app.removeContentTypeParser('application/json')
+  // Bodies are JSON (forms only where the console and OAuth register their own parser):
+  // text/plain gets a clear 415 instead of reaching a handler as a string.
+  app.removeContentTypeParser(['application/json', 'text/plain'])
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
     const text = (body as string).trim()
     if (text === '') return done(null, undefined)

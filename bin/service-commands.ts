@@ -84,7 +84,7 @@ const call = defineCommand({
   summary: "Call a tool of a running service: growthdesk call <tool> --json '<arguments>'.",
   details: [
     'Prints the result as JSON. A tool error prints the error object on stderr and exits 1.',
-    'The project comes from --project, else "project" in the arguments, else SERVICE_PROJECT.',
+    'The project: "project" in the arguments, else --project, else SERVICE_PROJECT (both sent as X-Service-Project).',
   ],
   positionals: ['TOOL'],
   options: {
@@ -102,9 +102,9 @@ const call = defineCommand({
       }
       if (typeof args !== 'object' || args === null || Array.isArray(args)) inv.usage('--json must be a JSON object, e.g. {"window":"7d"}.')
     }
-    const body = { ...(args as Record<string, unknown>) }
-    if (inv.options.project) body.project = inv.options.project
-    const project = body.project === undefined ? inv.io.env.SERVICE_PROJECT?.trim() || undefined : undefined
+    const body = args as Record<string, unknown>
+    // As a header, the project selects without being an argument: tools that take none ignore it.
+    const project = inv.options.project ?? (inv.io.env.SERVICE_PROJECT?.trim() || undefined)
     const tool = inv.args.TOOL
     if (!/^[a-z][a-z0-9_]{0,63}$/.test(tool)) inv.usage(`'${tool}' is not a tool name (snake_case).`)
     const res = await request(inv, svc, `/v1/tools/${tool}`, { method: 'POST', body, project })

@@ -47,6 +47,7 @@ export async function bootstrap(
     const workspace = await repos.workspaces.create(name)
     const user = await repos.users.create({ workspaceId: workspace.id, email, passwordHash, workspaceRole: 'owner' })
     const project = await repos.projects.create({
+      now: app.now(),
       workspaceId: workspace.id,
       ownerId: user.id,
       name: projectName,
@@ -136,7 +137,7 @@ export async function revokeKey(app: FastifyInstance, id: string) {
 }
 
 export async function setToolEnabled(app: FastifyInstance, input: { workspace: string; tool: string; enabled: boolean }) {
-  if (!app.registry.get(input.tool)) throw new AdminError(`There is no tool named '${input.tool}'. Known: ${app.registry.names().join(', ') || 'none'}.`)
+  if (!app.registry.names().includes(input.tool)) throw new AdminError(`There is no tool named '${input.tool}'. Known: ${app.registry.names().join(', ') || 'none'}.`)
   const disabled = await app.repos.workspaces.setToolEnabled(input.workspace, input.tool, input.enabled)
   if (!disabled) throw new AdminError(`No workspace with the id ${input.workspace}.`)
   return { workspace: input.workspace, tool: input.tool, enabled: input.enabled, disabled_tools: disabled }

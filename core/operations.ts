@@ -81,6 +81,27 @@ export interface CallOptions {
   asTool?: boolean
 }
 
+/** PostgreSQL text cannot hold U+0000: find it anywhere in the arguments (keys too) first. */
+function findNul(value: unknown, path: string): string | null {
+  if (typeof value === 'string') return value.includes('\u0000') ? path : null
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const found = findNul(value[i], `${path}[${i}]`)
+      if (found !== null) return found
+    }
+    return null
+  }
+  if (value && typeof value === 'object') {
+    for (const [key, v] of Object.entries(value)) {
+      const here = path ? `${path}.${key}` : key
+      if (key.includes('\u0000')) return here
+      const found = findNul(v, here)
+      if (found !== null) return found
+    }
+  }
+  return null
+}
+
 function stripIds(schema: TSchema): TSchema {
   return JSON.parse(JSON.stringify(schema, (key, value) => (key === '$id' || key === '$schema' ? undefined : value)))
 }
@@ -144,6 +165,8 @@ export class Registry {
     if (typeof args !== 'object' || Array.isArray(args)) {
       throw invalidArguments([{ path: '', message: 'must be a JSON object of arguments' }])
     }
+    const nul = findNul(args, '')
+    if (nul !== null) throw invalidArguments([{ path: nul, message: 'must not contain the NUL character (\\u0000)' }])
     if (!entry.validate(args)) throw invalidArguments(detailsFromValidation(entry.validate.errors ?? []))
     const { op } = entry
     const ctx: Context = { principal: options.principal, repos: this.deps.repos, log: options.log, now: this.deps.now, registry: this }

@@ -33,6 +33,7 @@ export default defineOperation({
         name: args.name,
         workspaceId: ctx.principal.workspaceId,
         ownerId: ctx.principal.userId,
+        now: ctx.now(),
       })
       return { ...toProjectCard(row), role: 'owner' as const }
     } catch (err) {

@@ -1,13 +1,17 @@
 import { Type } from '@sinclair/typebox'
 import { defineOperation } from '../core/operations.ts'
 
+/** Lower-case words, each in a crude singular, so that 'memory' finds 'memories' and back. */
+const singular = (word: string) => (word.length > 3 ? word.replace(/ies$/, 'y').replace(/([^s])s$/, '$1') : word)
+const words = (text: string) => text.toLowerCase().split(/[^a-z0-9]+/).filter(Boolean).map(singular)
+
 export default defineOperation({
   name: 'discover_tools',
   title: 'Discover tools',
   description:
     'The catalogue of tools enabled in this workspace: name, title, description and whether each only reads. Pass ' +
-    '`query` to keep the tools whose name or description contains every word of it. Set `include_schemas` to also get ' +
-    'each input schema. Use it when you are unsure which tool fits a task.',
+    '`query` to keep the tools whose name or description contains every word of it (singular or plural alike). Set ' +
+    '`include_schemas` to also get each input schema. Use it when you are unsure which tool fits a task.',
   scope: 'workspace',
   role: 'viewer',
   input: Type.Object(
@@ -32,12 +36,12 @@ export default defineOperation({
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true },
   async handler(args, ctx) {
     const disabled = await ctx.repos.workspaces.disabledTools(ctx.principal.workspaceId)
-    const words = (args.query ?? '').toLowerCase().split(/\s+/).filter(Boolean)
+    const wanted = words(args.query ?? '')
     const tools = ctx.registry
       .contracts(disabled)
       .filter((c) => {
-        const text = `${c.name} ${c.name.replace(/_/g, ' ')} ${c.title} ${c.description}`.toLowerCase()
-        return words.every((w) => text.includes(w))
+        const text = ` ${words(`${c.name} ${c.title} ${c.description}`).join(' ')} `
+        return wanted.every((w) => text.includes(w))
       })
       .map((c) => ({
         name: c.name,

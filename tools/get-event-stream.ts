@@ -10,7 +10,9 @@ function decodeCursor(cursor: string): { at: Date; id: number } {
   const [iso, id] = Buffer.from(cursor, 'base64url').toString('utf8').split('|')
   const at = new Date(iso ?? '')
   const n = Number(id)
-  if (Number.isNaN(at.getTime()) || !Number.isSafeInteger(n)) {
+  // Years 1–9999 only: JavaScript dates reach further than PostgreSQL timestamps (a 500 otherwise).
+  const year = at.getUTCFullYear()
+  if (Number.isNaN(at.getTime()) || year < 1 || year > 9999 || !Number.isSafeInteger(n)) {
     throw appError('InvalidArguments', 'The cursor `before` is not one this API returned.', [{ path: 'before', message: 'is not a valid cursor' }])
   }
   return { at, id: n }

@@ -25,12 +25,15 @@ export default defineOperation({
     const problems: { path: string; message: string }[] = []
     const batch = args.events.map((e, i) => {
       const at = e.timestamp ? new Date(e.timestamp) : now
-      if (at.getTime() > limit) problems.push({ path: `events[${i}].timestamp`, message: 'is more than 24 hours in the future' })
+      // RFC 3339 allows what a Date or PostgreSQL cannot hold (leap second 23:59:60, year 0000).
+      const valid = !Number.isNaN(at.getTime()) && at.getUTCFullYear() >= 1
+      if (!valid) problems.push({ path: `events[${i}].timestamp`, message: 'is not a storable date-time (years 0001–9999, no leap second)' })
+      else if (at.getTime() > limit) problems.push({ path: `events[${i}].timestamp`, message: 'is more than 24 hours in the future' })
       return {
         uuid: e.uuid?.toLowerCase() ?? randomUUID(),
         event: e.event,
         distinct_id: e.distinct_id,
-        timestamp: at.toISOString(),
+        timestamp: valid ? at.toISOString() : '',
         properties: e.properties ?? {},
       }
     })

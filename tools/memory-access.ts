@@ -8,7 +8,8 @@ export async function writableMemory(ctx: WorkspaceContext, id: string) {
   const project = memory && (await ctx.repos.projects.access(ctx.principal, memory.projectId))
   if (!memory || !project) throw appError('NotFound', `Memory '${id}' was not found.`)
   if (!roleAtLeast(project.role, 'reviewer')) {
-    throw appError('Forbidden', `Changing memories of project '${project.slug}' needs the reviewer role; your access is ${project.role}.`)
+    // The same error as add_memory's (the registry's check for reviewer operations).
+    throw appError('ReviewAccessRequired', `Changing memories of project '${project.slug}' needs review access; your access is ${project.role}.`)
   }
   return memory
 }

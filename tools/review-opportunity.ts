@@ -4,7 +4,7 @@ import { appError } from '../core/errors.ts'
 import { EventId, ReviewFields, ReviewResult } from '../schemas/opportunities.ts'
 
 /** The PATCH body of the review route: exactly the review fields, at least one of them. */
-export const ReviewBody = Type.Object(ReviewFields, { additionalProperties: false, minProperties: 1 })
+export const ReviewBody = Type.Object(ReviewFields, { additionalProperties: false })
 
 export default defineOperation({
   name: 'review_opportunity',
@@ -15,7 +15,7 @@ export default defineOperation({
     'change. Returns event_id, evaluation, status, review_note, review_updated_at. Needs review access.',
   scope: 'project',
   role: 'reviewer',
-  input: Type.Object({ event_id: EventId, ...ReviewFields }, { additionalProperties: false, minProperties: 2 }),
+  input: Type.Object({ event_id: EventId, ...ReviewFields }, { additionalProperties: false }),
   output: ReviewResult,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true },
   async handler(args, ctx) {

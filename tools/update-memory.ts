@@ -5,7 +5,7 @@ import { Memory, MemoryFields, MemoryId } from '../schemas/memories.ts'
 import { toMemory } from '../db/repositories/memories.ts'
 import { writableMemory } from './memory-access.ts'
 
-export const MemoryPatch = Type.Partial(Type.Object(MemoryFields), { additionalProperties: false, minProperties: 1 })
+export const MemoryPatch = Type.Partial(Type.Object(MemoryFields), { additionalProperties: false })
 
 export default defineOperation({
   name: 'update_memory',
@@ -15,7 +15,7 @@ export default defineOperation({
     'Returns the updated memory.',
   scope: 'workspace',
   role: 'reviewer',
-  input: Type.Object({ id: MemoryId, ...MemoryPatch.properties }, { additionalProperties: false, minProperties: 2 }),
+  input: Type.Object({ id: MemoryId, ...MemoryPatch.properties }, { additionalProperties: false }),
   output: Memory,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true },
   async handler(args, ctx) {

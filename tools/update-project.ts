@@ -6,7 +6,7 @@ import { isUniqueViolation } from '../db/client.ts'
 import { ProjectCardFields, ProjectWithRole } from '../schemas/projects.ts'
 import { cardColumns, toProjectCard } from '../db/repositories/projects.ts'
 
-export const ProjectCardPatch = Type.Partial(Type.Object(ProjectCardFields), { additionalProperties: false, minProperties: 1 })
+export const ProjectCardPatch = Type.Partial(Type.Object(ProjectCardFields), { additionalProperties: false })
 
 export default defineOperation({
   name: 'update_project',

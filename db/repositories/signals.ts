@@ -17,7 +17,8 @@ export interface SignalHit {
 const opportunityDocument = sql.raw(
   `to_tsvector('english', contribution_type || ' ' || key_information || ' ' || reason || ' ' || suggested_action)`
 )
-const headline = `'MaxWords=30, MinWords=12, MaxFragments=2, StartSel=**, StopSel=**'`
+// ShortWord=1 keeps short words ("Our", "Co") at the edges of a snippet.
+const headline = `'MaxWords=30, MinWords=12, ShortWord=1, MaxFragments=2, StartSel=**, StopSel=**'`
 
 export function createSignalsRepository(db: Db) {
   return {
