@@ -7,7 +7,7 @@ import { coercingAjv, strictAjv } from './core/validation.ts'
 import databasePlugin from './plugins/database.ts'
 import repositoriesPlugin from './plugins/repositories.ts'
 import registryPlugin from './plugins/registry.ts'
-import errorsPlugin from './plugins/errors.ts'
+import errorsPlugin, { frameworkErrors } from './plugins/errors.ts'
 import authPlugin from './plugins/auth.ts'
 import healthRoutes from './routes/health.ts'
 import projectApiRoutes from './routes/project-api.ts'
@@ -41,6 +41,12 @@ export function loggerOptions(level: string): FastifyServerOptions['logger'] {
       paths: [
         'req.headers.authorization',
         'req.headers.cookie',
+        'headers.authorization',
+        'headers.cookie',
+        '*.headers.authorization',
+        '*.headers.cookie',
+        '*.authorization',
+        '*.cookie',
         'res.headers["set-cookie"]',
         '*.password',
         '*.key',
@@ -60,6 +66,9 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     return503OnClosing: true,
     forceCloseConnections: 'idle',
     routerOptions: { ignoreTrailingSlash: true },
+    frameworkErrors,
+    // A hop count becomes "trust the nearest n proxies" (Fastify's types take no number).
+    trustProxy: typeof config.trustProxy === 'number' ? ((_address: string, hop: number) => hop < (config.trustProxy as number)) : (config.trustProxy ?? false),
   }).withTypeProvider<TypeBoxTypeProvider>()
 
   app.setValidatorCompiler(({ schema, httpPart }) =>

@@ -12,6 +12,7 @@ export const EnvSchema = Type.Object({
   DATABASE_URL: Type.Optional(Type.String({ pattern: '^(postgres(ql)?://|memory://$)' })),
   DATA_DIR: Type.String({ default: './.data', minLength: 1 }),
   ALLOWED_ORIGINS: Type.String({ default: '', pattern: '^(https?://[^/,\\s]+)?(,\\s*https?://[^/,\\s]+)*$' }),
+  TRUST_PROXY: Type.String({ default: 'false', pattern: '^(true|false|\\d{1,2}|[0-9a-fA-F.:/]+(,\\s*[0-9a-fA-F.:/]+)*)$' }),
   LOG_LEVEL: Type.Union(
     ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)),
     { default: 'info' }
@@ -28,6 +29,7 @@ const hints: Record<keyof Env, string> = {
   DATABASE_URL: 'a postgres:// URL, or memory:// for an in-memory embedded database',
   DATA_DIR: 'a folder for the embedded database',
   ALLOWED_ORIGINS: 'a comma-separated list of origins such as https://app.example.com,http://localhost:6274',
+  TRUST_PROXY: 'true, false, a number of proxy hops, or comma-separated proxy addresses/CIDRs',
   LOG_LEVEL: 'one of fatal, error, warn, info, debug, trace, silent',
 }
 
@@ -43,6 +45,8 @@ export interface Config {
   database: Database
   /** Browser origins allowed besides PUBLIC_URL's own (CORS and the MCP Origin check). */
   allowedOrigins: string[]
+  /** Fastify's trustProxy: behind a TLS-terminating proxy, X-Forwarded-* tell the client's protocol and address. */
+  trustProxy?: boolean | number | string[]
   logLevel: Env['LOG_LEVEL']
 }
 
@@ -76,7 +80,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     )
   }
   const e = converted as Env
-  const publicUrl = (e.PUBLIC_URL ?? `http://${e.HOST.includes(':') ? `[${e.HOST}]` : e.HOST}:${e.PORT}`).replace(/\/+$/, '')
+  // Listening on every interface says nothing about the address clients use: default to loopback.
+  const host = e.HOST === '0.0.0.0' ? '127.0.0.1' : e.HOST === '::' ? '[::1]' : e.HOST.includes(':') ? `[${e.HOST}]` : e.HOST
+  const publicUrl = (e.PUBLIC_URL ?? `http://${host}:${e.PORT}`).replace(/\/+$/, '')
   const database: Database =
     e.DATABASE_URL === undefined
       ? { kind: 'pglite', dataDir: path.resolve(e.DATA_DIR) }
@@ -84,5 +90,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
         ? { kind: 'pglite', dataDir: undefined }
         : { kind: 'postgres', url: e.DATABASE_URL }
   const allowedOrigins = e.ALLOWED_ORIGINS.split(',').map((o) => o.trim()).filter(Boolean)
-  return { host: e.HOST, port: e.PORT, publicUrl, database, allowedOrigins, logLevel: e.LOG_LEVEL }
+  const trustProxy =
+    e.TRUST_PROXY === 'true' ? true : e.TRUST_PROXY === 'false' ? false : /^\d+$/.test(e.TRUST_PROXY) ? Number(e.TRUST_PROXY) : e.TRUST_PROXY.split(',').map((a) => a.trim())
+  return { host: e.HOST, port: e.PORT, publicUrl, database, allowedOrigins, trustProxy, logLevel: e.LOG_LEVEL }
 }

@@ -1,6 +1,6 @@
 // Bearer credentials: which kinds each surface accepts, and the principal they act as.
 import fp from 'fastify-plugin'
-import type { FastifyInstance, FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { appError } from '../core/errors.ts'
 import { hashKey, keyKindNames, parseKey, type KeyKind } from '../core/keys.ts'
 import type { Principal } from '../core/access.ts'
@@ -16,7 +16,8 @@ export const surfaceKinds: Record<Surface, KeyKind[]> = {
 
 declare module 'fastify' {
   interface FastifyInstance {
-    authenticate(surface: Surface): preHandlerAsyncHookHandler
+    /** A hook (use it as onRequest, so no body is read before the caller is known). */
+    authenticate(surface: Surface): (request: FastifyRequest, reply: FastifyReply) => Promise<void>
   }
   interface FastifyRequest {
     principal: Principal
@@ -75,7 +76,7 @@ async function authPlugin(app: FastifyInstance, options: { publicUrl: string }) 
     }
   }
 
-  app.decorate('authenticate', (surface: Surface): preHandlerAsyncHookHandler => {
+  app.decorate('authenticate', (surface: Surface) => {
     return async function authenticate(request, reply) {
       request.principal = await principalFor(request, reply, surface)
     }

@@ -1,8 +1,8 @@
 // One error handler and one not-found handler for the whole app (set at the root, so
 // every surface answers with the same body), including Fastify's own failures.
 import fp from 'fastify-plugin'
-import FindMyWay, { type HTTPVersion } from 'find-my-way'
-import type { FastifyError, FastifyInstance, HTTPMethods } from 'fastify'
+import FindMyWay, { type HTTPMethod, type HTTPVersion } from 'find-my-way'
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { appError, detailsFromValidation, errorBody, invalidArguments } from '../core/errors.ts'
 
 const fastifyErrors: Record<string, (err: FastifyError) => Error> = {
@@ -14,28 +14,45 @@ const fastifyErrors: Record<string, (err: FastifyError) => Error> = {
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: () => appError('InvalidArguments', 'The Content-Length header does not match the body.'),
 }
 
+/**
+ * For Fastify's `frameworkErrors` server option: failures before routing (a URL with broken
+ * percent-encoding) never reach the error handler and would otherwise get Fastify's own body.
+ */
+export function frameworkErrors(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+  if (error.code === 'FST_ERR_BAD_URL') {
+    return reply.code(400).send(errorBody(appError('InvalidArguments', 'The request URL is not valid: it has a malformed percent-encoding.')))
+  }
+  request.log.error({ err: error }, 'request failed before routing')
+  return reply.code(500).send(errorBody(appError('Internal', 'Something went wrong on our side; it has been logged.')))
+}
+
+/** Order of methods in `Allow`; others follow alphabetically. */
+const methodOrder = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE']
+const byMethodOrder = (a: string, b: string) =>
+  (methodOrder.indexOf(a) + 1 || 99) - (methodOrder.indexOf(b) + 1 || 99) || a.localeCompare(b)
+
 async function errorsPlugin(app: FastifyInstance) {
-  // Fastify answers 404 for a known path with another method; a router of our own tells
-  // the two apart so a wrong method is a 405 with `Allow`.
+  // Fastify answers 404 for a known path with another method; a router of our own, with
+  // every route under its own methods, tells the two apart so a wrong method is a 405
+  // with `Allow`. HEAD and OPTIONS do not count: the CORS plugin answers OPTIONS on every
+  // path (`*`), which must not turn every unknown path into a 405.
   const paths = FindMyWay<HTTPVersion.V1>({ ignoreTrailingSlash: true })
-  const methodsByPath = new Map<string, Set<string>>()
+  const methods = new Set<HTTPMethod>()
+  const registered = new Set<string>()
   app.addHook('onRoute', (route) => {
-    const methods = ([] as HTTPMethods[]).concat(route.method as HTTPMethods | HTTPMethods[])
-    let set = methodsByPath.get(route.url)
-    if (!set) {
-      set = new Set()
-      methodsByPath.set(route.url, set)
-      paths.on('GET', route.url, () => {}, { url: route.url })
+    for (const method of ([] as HTTPMethod[]).concat(route.method as HTTPMethod | HTTPMethod[])) {
+      if (method === 'HEAD' || method === 'OPTIONS' || registered.has(`${method} ${route.url}`)) continue
+      registered.add(`${method} ${route.url}`)
+      methods.add(method)
+      paths.on(method, route.url, () => {})
     }
-    for (const m of methods) set.add(m)
   })
 
   app.setNotFoundHandler(async (request, reply) => {
     const path = request.url.split('?')[0]!
-    const found = paths.find('GET', path)
-    const allowed = found ? methodsByPath.get((found.store as { url: string }).url) : undefined
-    if (allowed && !allowed.has(request.method)) {
-      const allow = [...allowed].filter((m) => m !== 'HEAD').join(', ')
+    const allowed = [...methods].filter((m) => paths.find(m, path)).sort(byMethodOrder)
+    if (allowed.length > 0 && !allowed.includes(request.method as HTTPMethod)) {
+      const allow = allowed.join(', ')
       reply.header('Allow', allow)
       return reply.code(405).send(errorBody(appError('MethodNotAllowed', `${request.method} is not allowed on ${path}; use ${allow}.`)))
     }

@@ -10,7 +10,7 @@ const Headers = Type.Object({ 'x-service-project': Type.Optional(ProjectRef) })
 
 const eventsRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post('/v1/events', {
-    preHandler: app.authenticate('ingest'),
+    onRequest: app.authenticate('ingest'),
     schema: { tags: ['events'], security: [{ bearer: [] }], summary: ingestEvents.title, description: ingestEvents.description, headers: Headers, body: Body, response: responses(ingestEvents.output) },
   }, (req) => {
     const { project, ...args } = req.body

@@ -19,7 +19,7 @@ const tags = ['project-side API']
 const security = [{ bearer: [] }]
 
 const projectApi: FastifyPluginAsyncTypebox = async (app) => {
-  app.addHook('preHandler', app.authenticate('project-api'))
+  app.addHook('onRequest', app.authenticate('project-api'))
 
   app.get('/projects/:project_id/opportunities', {
     schema: { tags, security, summary: listOpportunities.title, description: listOpportunities.description, params: Project, querystring: listOpportunities.input, response: responses(listOpportunities.output) },

@@ -20,7 +20,7 @@ const security = [{ bearer: [] }]
 const doc = (op: { title: string; description: string }, tag: string) => ({ tags: [tag], security, summary: op.title, description: op.description })
 
 const projectRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  app.addHook('preHandler', app.authenticate('tools-api'))
+  app.addHook('onRequest', app.authenticate('tools-api'))
 
   app.get('/projects', { schema: { ...doc(listProjects, 'projects'), response: responses(listProjects.output) } }, (req) =>
     req.operate(listProjects, {})

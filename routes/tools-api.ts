@@ -19,7 +19,7 @@ const tags = ['tools']
 const security = [{ bearer: [] }]
 
 const toolsApi: FastifyPluginAsyncTypebox = async (app) => {
-  app.addHook('preHandler', app.authenticate('tools-api'))
+  app.addHook('onRequest', app.authenticate('tools-api'))
 
   app.get('/tools', {
     schema: { tags, security, summary: 'Tools enabled for the workspace', response: responses(Type.Object({ tools: Type.Array(Contract) })) },

@@ -78,7 +78,7 @@ export const SubmissionFields = {
   key_information: Type.String({ minLength: 1, maxLength: 10000, description: 'What the opportunity is: the facts.' }),
   reason: Type.String({ minLength: 1, maxLength: 5000, description: 'Why it was raised.' }),
   suggested_action: Type.String({ minLength: 1, maxLength: 5000, description: 'The suggested next step.' }),
-  source_url: Type.Optional(Type.String({ format: 'uri', maxLength: 2048, description: 'Where it was found.' })),
+  source_url: Type.Optional(Type.String({ format: 'uri', pattern: '^https?://', maxLength: 2048, description: 'Where it was found: an http(s) URL.' })),
   external_id: Type.Optional(
     Type.String({ minLength: 1, maxLength: 200, description: 'Your id for it; a repeat submission with the same id returns the existing opportunity.' })
   ),

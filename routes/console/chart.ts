@@ -6,7 +6,7 @@ export interface Series {
 }
 
 export function lineChart(labels: string[], series: Series[], width = 900, height = 260): string {
-  const pad = { left: 44, right: 12, top: 12, bottom: 28 }
+  const pad = { left: 44, right: 24, top: 12, bottom: 28 } // right: room for half of the last date label
   const w = width - pad.left - pad.right
   const h = height - pad.top - pad.bottom
   const max = Math.max(1, ...series.flatMap((s) => s.values))

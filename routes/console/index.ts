@@ -53,10 +53,11 @@ export default async function consolePlugin(app: FastifyInstance, options: Conso
     cookie: { httpOnly: true, secure, sameSite: 'lax', path: '/', maxAge: SESSION_HOURS * 3600 * 1000 },
     store: {
       get: (sid, cb) => {
-        app.repos.sessions.get(sid, app.now()).then((data) => cb(null, data as never), (err) => cb(err))
+        // Sessions live in real time (the cookie library sets expiry by the wall clock), not app.now().
+        app.repos.sessions.get(sid, new Date()).then((data) => cb(null, data as never), (err) => cb(err))
       },
       set: (sid, data, cb) => {
-        const expires = data.cookie.expires ? new Date(data.cookie.expires) : new Date(app.now().getTime() + SESSION_HOURS * 3600 * 1000)
+        const expires = data.cookie.expires ? new Date(data.cookie.expires) : new Date(Date.now() + SESSION_HOURS * 3600 * 1000)
         app.repos.sessions.set(sid, JSON.parse(JSON.stringify(data)) as Record<string, unknown>, expires).then(() => cb(), (err) => cb(err))
       },
       destroy: (sid, cb) => {

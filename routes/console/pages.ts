@@ -186,9 +186,12 @@ const consolePages: FastifyPluginAsync<{ publicUrl: string }> = async (app) => {
     const body = request.body as Form
     // The form carries every field; send only the ones the reviewer changed, as an API client would.
     const args: Record<string, string> = { event_id: request.params.id }
+    // Browsers submit every newline of a form (the textarea and the hidden orig_note alike) as CRLF.
+    const lf = (v: string | undefined) => v?.replace(/\r\n/g, '\n')
     for (const field of ['evaluation', 'status', 'note'] as const) {
-      const value = field === 'note' ? body.note?.replace(/\r\n/g, '\n') : body[field]
-      if (value !== undefined && value !== body[`orig_${field}`]) args[field] = value
+      const value = field === 'note' ? lf(body.note) : body[field]
+      const orig = field === 'note' ? lf(body.orig_note) : body[`orig_${field}`]
+      if (value !== undefined && value !== orig) args[field] = value
     }
     try {
       if (Object.keys(args).length === 1) flash(request, 'ok', 'Nothing changed.')

@@ -33,7 +33,7 @@ export async function testDatabase(t: Teardown): Promise<Database> {
 }
 
 export function testConfig(database: Database, overrides: Partial<Config> = {}): Config {
-  return { host: '127.0.0.1', port: 0, publicUrl: PUBLIC_URL, database, allowedOrigins: [], logLevel: 'silent', ...overrides }
+  return { host: '127.0.0.1', port: 0, publicUrl: PUBLIC_URL, database, allowedOrigins: [], trustProxy: false, logLevel: 'silent', ...overrides }
 }
 
 export interface TestAppOptions {

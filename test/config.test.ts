@@ -1,0 +1,145 @@
+import t from 'tap'
+import path from 'node:path'
+import { spawn } from 'node:child_process'
+import { ConfigError, loadConfig } from '../config.ts'
+
+const root = path.resolve(import.meta.dirname, '..')
+
+t.test('defaults: 127.0.0.1:3000, embedded database in ./.data, public URL from host and port', async (t) => {
+  t.same(loadConfig({}), {
+    host: '127.0.0.1',
+    port: 3000,
+    publicUrl: 'http://127.0.0.1:3000',
+    database: { kind: 'pglite', dataDir: path.resolve('./.data') },
+    allowedOrigins: [],
+    trustProxy: false,
+    logLevel: 'info',
+  })
+})
+
+t.test('TRUST_PROXY: true, false, a hop count or proxy addresses', async (t) => {
+  t.equal(loadConfig({ TRUST_PROXY: 'true' }).trustProxy, true)
+  t.equal(loadConfig({ TRUST_PROXY: '2' }).trustProxy, 2)
+  t.same(loadConfig({ TRUST_PROXY: '10.0.0.1, 192.168.0.0/16' }).trustProxy, ['10.0.0.1', '192.168.0.0/16'])
+  t.throws(() => loadConfig({ TRUST_PROXY: 'maybe' }), { variable: 'TRUST_PROXY' })
+})
+
+t.test('ALLOWED_ORIGINS is a comma-separated list of origins', async (t) => {
+  t.same(loadConfig({ ALLOWED_ORIGINS: 'https://app.example.com, http://localhost:6274' }).allowedOrigins, [
+    'https://app.example.com',
+    'http://localhost:6274',
+  ])
+  let caught: unknown
+  try {
+    loadConfig({ ALLOWED_ORIGINS: 'app.example.com' })
+  } catch (err) {
+    caught = err
+  }
+  t.type(caught, ConfigError)
+  t.equal((caught as ConfigError).variable, 'ALLOWED_ORIGINS')
+  t.match((caught as ConfigError).message, /^Invalid configuration: ALLOWED_ORIGINS="app\.example\.com" — expected /)
+})
+
+t.test('empty values count as unset', async (t) => {
+  t.same(loadConfig({ PORT: '', HOST: '', DATABASE_URL: '', LOG_LEVEL: '' }), loadConfig({}))
+})
+
+t.test('values are read and transformed once', async (t) => {
+  const config = loadConfig({ HOST: '0.0.0.0', PORT: '8080', DATA_DIR: '/var/lib/growthdesk', LOG_LEVEL: 'warn' })
+  t.equal(config.host, '0.0.0.0')
+  t.equal(config.port, 8080)
+  t.equal(config.publicUrl, 'http://127.0.0.1:8080', 'listening everywhere: clients are told the loopback address')
+  t.same(config.database, { kind: 'pglite', dataDir: '/var/lib/growthdesk' })
+  t.equal(config.logLevel, 'warn')
+  t.same(loadConfig({ DATA_DIR: 'state/db' }).database, { kind: 'pglite', dataDir: path.resolve('state/db') })
+  t.equal(loadConfig({ PORT: '0' }).port, 0)
+  t.equal(loadConfig({ PORT: '65535' }).port, 65535)
+  t.equal(loadConfig({ HOST: '::1' }).publicUrl, 'http://[::1]:3000', 'an IPv6 host is bracketed in the URL')
+})
+
+t.test('DATABASE_URL picks the backend', async (t) => {
+  t.same(loadConfig({ DATABASE_URL: 'memory://' }).database, { kind: 'pglite', dataDir: undefined })
+  t.same(loadConfig({ DATABASE_URL: 'postgres://u@db.internal:5432/gd' }).database, { kind: 'postgres', url: 'postgres://u@db.internal:5432/gd' })
+  t.same(loadConfig({ DATABASE_URL: 'postgresql://u@db/gd' }).database, { kind: 'postgres', url: 'postgresql://u@db/gd' })
+  t.same(
+    loadConfig({ DATABASE_URL: 'memory://', DATA_DIR: '/somewhere' }).database,
+    { kind: 'pglite', dataDir: undefined },
+    'memory:// wins over DATA_DIR'
+  )
+})
+
+t.test('PUBLIC_URL loses its trailing slashes', async (t) => {
+  t.equal(loadConfig({ PUBLIC_URL: 'https://gd.example.com/' }).publicUrl, 'https://gd.example.com')
+  t.equal(loadConfig({ PUBLIC_URL: 'https://gd.example.com/growth//' }).publicUrl, 'https://gd.example.com/growth')
+  t.equal(loadConfig({ PUBLIC_URL: 'http://localhost:8080' }).publicUrl, 'http://localhost:8080')
+  t.equal(loadConfig({ PUBLIC_URL: 'https://gd.example.com/', PORT: '9999' }).publicUrl, 'https://gd.example.com', 'PORT does not change an explicit PUBLIC_URL')
+})
+
+t.test('a bad variable is rejected with a message naming it', async (t) => {
+  const cases: [Record<string, string>, string, string][] = [
+    [{ PORT: 'abc' }, 'PORT', 'Invalid configuration: PORT="abc" — expected an integer from 0 to 65535.'],
+    [{ PORT: '70000' }, 'PORT', 'Invalid configuration: PORT="70000" — expected an integer from 0 to 65535.'],
+    [{ PORT: '-1' }, 'PORT', 'Invalid configuration: PORT="-1" — expected an integer from 0 to 65535.'],
+    // Number-like text that a loose conversion would quietly turn into another port.
+    [{ PORT: '3000.5' }, 'PORT', 'Invalid configuration: PORT="3000.5" — expected an integer from 0 to 65535.'],
+    [{ PORT: '1e3' }, 'PORT', 'Invalid configuration: PORT="1e3" — expected an integer from 0 to 65535.'],
+    [{ PORT: '0x10' }, 'PORT', 'Invalid configuration: PORT="0x10" — expected an integer from 0 to 65535.'],
+    [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL', 'Invalid configuration: LOG_LEVEL="loud" — expected one of fatal, error, warn, info, debug, trace, silent.'],
+    [
+      { DATABASE_URL: 'mysql://x' },
+      'DATABASE_URL',
+      'Invalid configuration: DATABASE_URL="mysql://x" — expected a postgres:// URL, or memory:// for an in-memory embedded database.',
+    ],
+    [
+      { DATABASE_URL: 'memory://other' },
+      'DATABASE_URL',
+      'Invalid configuration: DATABASE_URL="memory://other" — expected a postgres:// URL, or memory:// for an in-memory embedded database.',
+    ],
+    [
+      { PUBLIC_URL: 'not-a-url' },
+      'PUBLIC_URL',
+      'Invalid configuration: PUBLIC_URL="not-a-url" — expected an absolute http(s) URL such as https://growthdesk.example.com.',
+    ],
+    [
+      { PUBLIC_URL: 'ftp://gd.example.com' },
+      'PUBLIC_URL',
+      'Invalid configuration: PUBLIC_URL="ftp://gd.example.com" — expected an absolute http(s) URL such as https://growthdesk.example.com.',
+    ],
+  ]
+  for (const [env, variable, message] of cases) {
+    let caught: unknown
+    try {
+      loadConfig(env)
+    } catch (err) {
+      caught = err
+    }
+    t.type(caught, ConfigError, `${JSON.stringify(env)} throws ConfigError`)
+    const err = caught as ConfigError
+    t.equal(err.variable, variable, `${JSON.stringify(env)} names ${variable}`)
+    t.equal(err.message, message)
+    t.equal(err.name, 'ConfigError')
+  }
+})
+
+t.test('only the variables of the schema are read', async (t) => {
+  t.same(loadConfig({ PORT: '4000', NODE_ENV: 'production', SERVICE_API_KEY: 'x' }), loadConfig({ PORT: '4000' }))
+})
+
+t.test('the server refuses a bad PORT with one line on stderr and exit code 1', async (t) => {
+  const env: NodeJS.ProcessEnv = { ...process.env, PORT: 'abc', DATABASE_URL: 'memory://', LOG_LEVEL: 'info' }
+  delete env.HOST
+  delete env.PUBLIC_URL
+  delete env.NODE_OPTIONS
+  const child = spawn(process.execPath, ['--import', 'tsx', 'server.ts'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] })
+  let stdout = ''
+  let stderr = ''
+  child.stdout.on('data', (chunk) => (stdout += chunk))
+  child.stderr.on('data', (chunk) => (stderr += chunk))
+  const timer = setTimeout(() => child.kill('SIGKILL'), 30_000)
+  const code = await new Promise<number | null>((resolve) => child.on('close', (c) => resolve(c)))
+  clearTimeout(timer)
+  t.equal(code, 1)
+  t.equal(stdout, '')
+  t.equal(stderr, 'growthdesk: Invalid configuration: PORT="abc" — expected an integer from 0 to 65535.\n')
+  t.equal(stderr.trimEnd().split('\n').length, 1)
+})

@@ -1,0 +1,174 @@
+// The metrics page in Chromium on a pinned clock: events ingested through the API show up in
+// the SVG chart (two series, one point per day, heights in proportion), in the numbers table
+// (the same as the API's daily-ops) and in the daily event summary; 7 and 30 days.
+import t, { type Test } from 'tap'
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { randomUUID } from 'node:crypto'
+import type { Page } from 'playwright-core'
+import { bearer, fixedClock, listenTestApp, seedWorkspace } from '../helpers/app.ts'
+import { FILE_TIMEOUT, browserSkip, clickAndWait, launchChromium, newPage, signIn } from './helpers.ts'
+
+t.setTimeout(FILE_TIMEOUT)
+const skip = browserSkip(t)
+
+// In the past of the real clock, so session cookies (real time) outlive it.
+const NOW = '2026-11-20T12:00:00.000Z' // today = 2026-11-20 in the project's UTC
+
+// [event, user, timestamp]: within the last 7 days, plus one user 10 days back (30-day window only).
+const EVENTS: [string, string, string][] = [
+  ['signup', 'u1', '2026-11-14T09:00:00Z'],
+  ['daily_use', 'u1', '2026-11-14T10:00:00Z'],
+  ['daily_use', 'u1', '2026-11-15T10:00:00Z'],
+  ['signup', 'u2', '2026-11-16T00:00:00Z'],
+  ['daily_use', 'u2', '2026-11-16T08:00:00Z'],
+  ['daily_use', 'u1', '2026-11-17T08:00:00Z'],
+  ['daily_use', 'u1', '2026-11-17T20:00:00Z'],
+  ['daily_use', 'u1', '2026-11-20T07:00:00Z'],
+  ['daily_use', 'u2', '2026-11-20T08:00:00Z'],
+  ['signup', 'u3', '2026-11-20T09:00:00Z'],
+  ['page_view', 'u3', '2026-11-20T09:01:00Z'],
+  ['page_view', 'u3', '2026-11-20T09:02:00Z'],
+  ['page_view', 'u1', '2026-11-20T11:59:00Z'],
+  ['signup', 'u0', '2026-11-10T12:00:00Z'],
+  ['daily_use', 'u0', '2026-11-10T13:00:00Z'],
+]
+
+// Expected daily-ops for the 7-day window: [date, registered, daily use users, signup events, daily use events].
+const EXPECTED_7D: [string, number, number, number, number][] = [
+  ['2026-11-14', 1, 1, 1, 1],
+  ['2026-11-15', 0, 1, 0, 1],
+  ['2026-11-16', 1, 1, 1, 1],
+  ['2026-11-17', 0, 1, 0, 2],
+  ['2026-11-18', 0, 0, 0, 0],
+  ['2026-11-19', 0, 0, 0, 0],
+  ['2026-11-20', 1, 2, 1, 2],
+]
+
+interface Day {
+  date: string
+  registered_users: number
+  daily_use_users: number
+  active_users: number
+  signup_events: number
+  daily_use_events: number
+}
+
+/** The body rows of the n-th table.numbers on the page, as text cells. */
+const tableRows = (page: Page, n: number) =>
+  page.locator('table.numbers').nth(n).locator('tbody tr').evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent!.trim())))
+
+/** The chart's polylines: class and [x, y] points. */
+const polylines = (page: Page) =>
+  page.locator('figure.chart svg polyline').evaluateAll((els) =>
+    els.map((el) => ({ className: el.getAttribute('class'), points: el.getAttribute('points')!.trim().split(/\s+/).map((p) => p.split(',').map(Number)) }))
+  )
+
+t.test('metrics page in a browser', { skip }, async (t) => {
+  const clock = fixedClock(NOW)
+  const { app, url } = await listenTestApp(t, { now: clock })
+  const ws = await seedWorkspace(app)
+  const ingest = await app.inject({
+    method: 'POST',
+    url: '/v1/events',
+    headers: bearer(ws.keys.ingest),
+    payload: { events: EVENTS.map(([event, distinct_id, timestamp]) => ({ event, distinct_id, timestamp, uuid: randomUUID() })) },
+  })
+  t.equal(ingest.statusCode, 200, ingest.body)
+  t.equal(ingest.json().accepted, EVENTS.length)
+  const apiGet = async (what: string, window: string) => {
+    const res = await app.inject({ method: 'GET', url: `/api/v1/mcp/projects/${ws.project.id}/${what}?window=${window}`, headers: bearer(ws.keys.mcp) })
+    if (res.statusCode !== 200) throw new Error(`${what}: ${res.statusCode} ${res.body}`)
+    return res.json()
+  }
+
+  const browser = await launchChromium(t)
+  const page = await newPage(browser)
+  await signIn(page, url, ws.user.email, ws.user.password)
+  await clickAndWait(page, page.locator('main a', { hasText: 'Metrics' }))
+  t.equal(new URL(page.url()).pathname, `/console/projects/${ws.project.slug}/metrics`, 'the home page links to the metrics')
+
+  const check = async (t: Test, window: '7d' | '30d', days: number) => {
+    const ops = await apiGet('daily-ops', window)
+    const summary = await apiGet('daily-event-summary', window)
+    t.equal(ops.days.length, days)
+    t.equal(await page.locator('.tabs a.on').innerText(), window === '7d' ? '7 days' : '30 days', 'the window is marked')
+
+    // The chart: an <svg> with two series of one point per day, heights proportional to the values.
+    t.equal(await page.locator('figure.chart svg').count(), 1, 'an <svg> chart')
+    const lines = await polylines(page)
+    t.same(lines.map((l) => l.className), ['s1', 's2'], 'two polylines')
+    t.same(lines.map((l) => l.points.length), [days, days], `${days} points each`)
+    const max = Math.max(1, ...ops.days.flatMap((d: Day) => [d.registered_users, d.daily_use_users]))
+    const yOf = (v: number) => 12 + 220 - (v / max) * 220
+    const ys = (field: 'registered_users' | 'daily_use_users') => ops.days.map((d: Day) => yOf(d[field]))
+    for (const [i, field] of (['registered_users', 'daily_use_users'] as const).entries()) {
+      const got = lines[i]!.points.map((p) => p[1]!)
+      t.ok(got.every((y, j) => Math.abs(y - ys(field)[j]) < 0.11), `${field}: point heights follow the values`)
+      const xs = lines[i]!.points.map((p) => p[0]!)
+      t.ok(xs.every((x, j) => j === 0 || x > xs[j - 1]!), `${field}: points left to right`)
+    }
+
+    // Every label is drawn inside the chart (none clipped at an edge).
+    const outside = await page.locator('figure.chart svg').evaluate((svg) => {
+      const box = (svg as SVGSVGElement).viewBox.baseVal
+      return [...svg.querySelectorAll('text')]
+        .map((el) => ({ text: el.textContent, b: (el as SVGTextElement).getBBox() }))
+        .filter(({ b }) => b.x < box.x || b.y < box.y || b.x + b.width > box.x + box.width || b.y + b.height > box.y + box.height)
+        .map(({ text }) => text)
+    })
+    t.same(outside, [], 'no axis label sticks out of the chart')
+    const dots = await page.locator('figure.chart svg circle').evaluateAll((els) => [...new Set(els.map((el) => `${el.getAttribute('class')} ${getComputedStyle(el).fill}`))].sort())
+    t.same(dots, ['s1 rgb(47, 91, 234)', 's2 rgb(22, 160, 133)'], 'the dots have the colours of their series')
+
+    // The numbers table is the API's daily-ops.
+    const rows = await tableRows(page, 0)
+    t.same(
+      rows,
+      ops.days.map((d: Day) => [d.date, d.registered_users, d.daily_use_users, d.active_users, d.signup_events, d.daily_use_events].map(String)),
+      'the table rows are the daily-ops of the API'
+    )
+
+    // The daily event summary lists the events, as the API does.
+    const summaryRows = await tableRows(page, 1)
+    const expected = summary.days.flatMap((d: { date: string; events: { event: string; count: number; unique_users: number }[] }) =>
+      d.events.map((e) => [d.date, e.event, String(e.count), String(e.unique_users)])
+    )
+    t.same(summaryRows, expected, 'the event summary rows are the API daily-event-summary')
+    return { ops, summaryRows }
+  }
+
+  await t.test('7 days', async (t) => {
+    const { ops, summaryRows } = await check(t, '7d', 7)
+    t.same(
+      ops.days.map((d: Day) => [d.date, d.registered_users, d.daily_use_users, d.signup_events, d.daily_use_events]),
+      EXPECTED_7D,
+      'the API counts the ingested events as expected'
+    )
+    t.same(await tableRows(page, 0).then((rows) => rows.map((r) => r[0])), EXPECTED_7D.map((d) => d[0]), 'today and the 6 days before')
+    t.match(summaryRows, [
+      ['2026-11-14', 'daily_use', '1', '1'],
+      ['2026-11-14', 'signup', '1', '1'],
+    ])
+    t.ok(summaryRows.some((r) => r[0] === '2026-11-20' && r[1] === 'page_view' && r[2] === '3' && r[3] === '2'), 'page_view today: 3 events, 2 users')
+    t.notOk(summaryRows.some((r) => r[0] === '2026-11-10'), 'nothing from before the window')
+
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'growthdesk-metrics-'))
+    const file = path.join(dir, 'metrics-7d.png')
+    await page.screenshot({ path: file, fullPage: true })
+    t.ok(fs.statSync(file).size > 10_000, 'a screenshot was taken')
+    t.comment(`screenshot: ${file}`)
+  })
+
+  await t.test('30 days', async (t) => {
+    await clickAndWait(page, page.locator('.tabs a', { hasText: '30 days' }))
+    t.equal(new URL(page.url()).searchParams.get('window'), '30d')
+    const { ops, summaryRows } = await check(t, '30d', 30)
+    t.equal(ops.days[0].date, '2026-10-22', 'today and the 29 days before')
+    t.match(ops.days.find((d: Day) => d.date === '2026-11-10'), { registered_users: 1, daily_use_users: 1 })
+    t.ok(summaryRows.some((r) => r[0] === '2026-11-10' && r[1] === 'signup'), 'the older event is in the 30-day summary')
+    await clickAndWait(page, page.locator('.tabs a', { hasText: '7 days' }))
+    t.same((await polylines(page)).map((l) => l.points.length), [7, 7], 'and back to 7 days')
+  })
+})

@@ -1,0 +1,170 @@
+import t from 'tap'
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { spawn } from 'node:child_process'
+import { is, sql } from 'drizzle-orm'
+import { PgTable, getTableConfig } from 'drizzle-orm/pg-core'
+import { buildApp } from '../app.ts'
+import { DatabaseInUseError, openDatabase, rowsOf, type Db } from '../db/client.ts'
+import * as schemaModule from '../db/schema.ts'
+import { bearer, buildTestApp, seedWorkspace, testConfig, testDatabase } from './helpers/app.ts'
+
+const journal = JSON.parse(fs.readFileSync(path.join(import.meta.dirname, '../db/migrations/meta/_journal.json'), 'utf8')) as {
+  entries: { tag: string }[]
+}
+
+/** Every table db/schema.ts declares, exported or not in its `schema` object. */
+const declared = (Object.values(schemaModule) as unknown[])
+  .filter((value): value is PgTable => is(value, PgTable))
+  .map((table) => getTableConfig(table))
+const EXPECTED_TABLES = declared.map((c) => c.name).sort()
+
+/** The tables of issue 2's foundation; later work adds to these, never removes them. */
+const CORE_TABLES = [
+  'api_keys',
+  'daily_event_counts',
+  'daily_event_users',
+  'events',
+  'memberships',
+  'memories',
+  'opportunities',
+  'opportunity_counts',
+  'project_event_stats',
+  'projects',
+  'review_history',
+  'user_activity',
+  'users',
+  'workspaces',
+]
+
+async function tables(db: Db): Promise<string[]> {
+  const result = await db.execute(
+    sql`select table_name from information_schema.tables where table_schema = 'public' and table_type = 'BASE TABLE' order by table_name`
+  )
+  return rowsOf<{ table_name: string }>(result).map((r) => r.table_name)
+}
+
+async function columns(db: Db, table: string): Promise<string[]> {
+  const result = await db.execute(
+    sql`select column_name from information_schema.columns where table_schema = 'public' and table_name = ${table} order by column_name`
+  )
+  return rowsOf<{ column_name: string }>(result).map((r) => r.column_name)
+}
+
+async function appliedMigrations(db: Db): Promise<number> {
+  const result = await db.execute(sql`select count(*)::int as n from drizzle.__drizzle_migrations`)
+  return rowsOf<{ n: number }>(result)[0]!.n
+}
+
+function tmpDir(t: { teardown(fn: () => unknown): void }): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'growthdesk-test-'))
+  t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }))
+  return dir
+}
+
+t.test('migrations on the backend under test', async (t) => {
+  const app = await buildTestApp(t)
+  t.equal(app.database.kind, process.env.DATABASE_URL && process.env.DATABASE_URL !== 'memory://' ? 'postgres' : 'pglite')
+
+  t.test('create exactly the tables of the schema, with its columns', async (t) => {
+    t.same(await tables(app.db), EXPECTED_TABLES, 'the migrations create the tables db/schema.ts declares, no more, no less')
+    t.same(CORE_TABLES.filter((name) => !EXPECTED_TABLES.includes(name)), [], 'the foundation tables are all there')
+    t.same(
+      Object.values(schemaModule.schema).map((table) => getTableConfig(table).name).sort(),
+      EXPECTED_TABLES,
+      'the `schema` object given to drizzle holds every table'
+    )
+    for (const config of declared) {
+      t.same(await columns(app.db, config.name), config.columns.map((c) => c.name).sort(), `${config.name}: columns match db/schema.ts`)
+    }
+    t.equal(await appliedMigrations(app.db), journal.entries.length, 'every migration of the journal is recorded')
+  })
+
+  t.test('applying them again changes nothing', async (t) => {
+    const ws = await seedWorkspace(app)
+    await app.database.migrate()
+    await Promise.all([app.database.migrate(), app.database.migrate()])
+    t.equal(await appliedMigrations(app.db), journal.entries.length)
+    t.same(await tables(app.db), EXPECTED_TABLES)
+    const res = await app.inject({ method: 'GET', url: `/api/v1/mcp/projects/${ws.project.id}/daily-ops`, headers: bearer(ws.keys.mcp) })
+    t.equal(res.statusCode, 200, 'data written before is still there')
+  })
+
+  t.test('two processes migrating one fresh PostgreSQL database at once', { skip: app.database.kind !== 'postgres' && 'PostgreSQL only' }, async (t) => {
+    const database = await testDatabase(t)
+    const [a, b] = await Promise.all([openDatabase(database), openDatabase(database)])
+    t.teardown(async () => {
+      await a!.close()
+      await b!.close()
+    })
+    await Promise.all([a!.migrate(), b!.migrate()])
+    t.equal(await appliedMigrations(a!.db), journal.entries.length)
+    t.same(await tables(b!.db), EXPECTED_TABLES)
+  })
+  t.end()
+})
+
+// One folder through its whole life (each PGlite start on disk costs seconds): refused while
+// another live process holds the lock, taken over once that process is gone, then data
+// written before a close is there after a reopen.
+t.test('an on-disk embedded database: the lock, then a restart with data intact', async (t) => {
+  const dataDir = tmpDir(t)
+  const config = testConfig({ kind: 'pglite', dataDir })
+  const lockFile = path.join(dataDir, 'growthdesk.pid')
+
+  const other = spawn('sleep', ['30'], { stdio: 'ignore' })
+  const exited = new Promise<void>((resolve) => other.on('exit', () => resolve()))
+  t.teardown(() => {
+    if (other.exitCode === null && other.signalCode === null) other.kill()
+  })
+  t.ok(other.pid)
+  fs.writeFileSync(lockFile, String(other.pid))
+
+  const refused = await openDatabase({ kind: 'pglite', dataDir }).then(
+    () => undefined,
+    (err: unknown) => err
+  )
+  t.type(refused, DatabaseInUseError, 'a second process is kept out')
+  t.equal(
+    (refused as Error).message,
+    `The embedded database in ${dataDir} is in use by another growthdesk process (pid ${other.pid}). ` +
+      'Stop that process first, or set DATABASE_URL to a PostgreSQL server, which many processes can share.'
+  )
+  await t.rejects(buildApp({ config, logger: false }), DatabaseInUseError, 'the app refuses to start too')
+  t.equal(fs.readFileSync(lockFile, 'utf8'), String(other.pid), "the other process's lock is left alone")
+
+  other.kill()
+  await exited
+  const first = await buildApp({ config, logger: false })
+  let firstClosed = false
+  t.teardown(() => (firstClosed ? undefined : first.close()))
+  t.equal(fs.readFileSync(lockFile, 'utf8'), String(process.pid), 'a lock left by a process that is gone is taken over')
+  const ws = await seedWorkspace(first)
+  const submitted = await first.inject({
+    method: 'POST',
+    url: `/api/v1/mcp/projects/${ws.project.id}/opportunities`,
+    headers: bearer(ws.keys.mcp),
+    payload: { contribution_type: 'partnership', key_information: 'Kept across restarts', reason: 'r', suggested_action: 's' },
+  })
+  t.equal(submitted.statusCode, 201)
+  await first.close()
+  firstClosed = true
+  t.notOk(fs.existsSync(lockFile), 'closing releases the lock')
+
+  fs.writeFileSync(lockFile, 'not a pid')
+  const second = await buildApp({ config, logger: false })
+  t.teardown(() => second.close())
+  t.equal(fs.readFileSync(lockFile, 'utf8'), String(process.pid), 'an unreadable lock is taken over')
+  t.equal(await second.repos.workspaces.count(), 1)
+  t.equal(await appliedMigrations(second.db), journal.entries.length, 'no migration ran twice')
+  const list = await second.inject({
+    method: 'GET',
+    url: `/api/v1/mcp/projects/${ws.project.id}/opportunities`,
+    headers: bearer(ws.keys.mcp),
+  })
+  t.equal(list.statusCode, 200, 'the key from before the restart still works')
+  t.same(list.json().items.map((o: { event_id: string; key_information: string }) => [o.event_id, o.key_information]), [
+    [submitted.json().event_id, 'Kept across restarts'],
+  ])
+})
