@@ -35,7 +35,11 @@ t.test('review board in a browser', { skip }, async (t) => {
   }
   const a = await submit({ contribution_type: 'potential_user_opportunity', key_information: 'Acme wants a pilot', source_url: 'https://acme.example/post' })
   const b = await submit({ contribution_type: 'partner_channel', key_information: 'Newsletter swap with Foo' })
-  const c = await submit({ contribution_type: 'potential_user_opportunity', key_information: XSS, source_url: 'javascript:window.__pwned=2' })
+  const c = await submit({ contribution_type: 'potential_user_opportunity', key_information: XSS })
+  // The API refuses a non-http(s) source_url outright, so no such link can reach the board.
+  const js = await app.inject({ method: 'POST', url: api, headers: bearer(ws.keys.mcp), payload: { contribution_type: 'potential_user_opportunity', key_information: 'x', reason: 'y', suggested_action: 'z', source_url: 'javascript:window.__pwned=2' } })
+  t.equal(js.statusCode, 400, 'a javascript: source_url is refused')
+  t.equal(js.json().error.details[0].path, 'source_url')
   const d = await submit({ contribution_type: 'community_signal', key_information: 'Old lead' })
   const ignore = await app.inject({ method: 'PATCH', url: `${api}/${d}/review`, headers: bearer(ws.keys.mcp), payload: { status: 'ignored' } })
   t.equal(ignore.statusCode, 200)
@@ -60,7 +64,6 @@ t.test('review board in a browser', { skip }, async (t) => {
     t.match(await card.innerText(), XSS, 'markup in a submission is shown as text')
     t.equal(await page.locator('main img').count(), 0, 'and creates no element')
     t.equal(await page.locator('a[href^="javascript:" i]').count(), 0, 'a javascript: source_url is not rendered as a link')
-    t.match(await card.innerText(), /source: javascript:window\.__pwned=2/, 'only as text')
     t.equal(await page.locator(`article.opp[data-event-id="${a}"] a[href="https://acme.example/post"]`).count(), 1, 'an https source_url is')
     t.equal(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned), undefined, 'nothing ran')
   })
