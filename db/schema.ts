@@ -89,10 +89,12 @@ export const opportunities = pgTable('opportunities', {
   reviewUpdatedAt: tstz('review_updated_at'),
 }, (t) => [
   uniqueIndex('opportunities_external_key').on(t.projectId, t.externalId),
-  index('opportunities_recent_idx').on(t.projectId, t.receivedAt.desc(), t.id),
-  index('opportunities_status_idx').on(t.projectId, t.status, t.receivedAt.desc(), t.id),
-  index('opportunities_type_idx').on(t.projectId, t.contributionType, t.receivedAt.desc(), t.id),
-  index('opportunities_evaluation_idx').on(t.projectId, t.evaluation, t.receivedAt.desc(), t.id),
+  index('opportunities_recent_idx').on(t.projectId, t.receivedAt.desc().nullsFirst(), t.id),
+  index('opportunities_status_idx').on(t.projectId, t.status, t.receivedAt.desc().nullsFirst(), t.id),
+  index('opportunities_type_idx').on(t.projectId, t.contributionType, t.receivedAt.desc().nullsFirst(), t.id),
+  // The board's most common pair of filters, status and type, served in order by one index.
+  index('opportunities_status_type_idx').on(t.projectId, t.status, t.contributionType, t.receivedAt.desc().nullsFirst(), t.id),
+  index('opportunities_evaluation_idx').on(t.projectId, t.evaluation, t.receivedAt.desc().nullsFirst(), t.id),
 ])
 
 /** Exact per-bucket totals, kept by a trigger on opportunities (see the custom migration). */
@@ -126,7 +128,7 @@ export const events = pgTable('events', {
   receivedAt: tstz('received_at').notNull().defaultNow(),
 }, (t) => [
   uniqueIndex('events_uuid_key').on(t.projectId, t.uuid),
-  index('events_stream_idx').on(t.projectId, t.distinctId, t.occurredAt.desc(), t.id.desc()),
+  index('events_stream_idx').on(t.projectId, t.distinctId, t.occurredAt.desc().nullsFirst(), t.id.desc().nullsFirst()),
 ])
 
 /** First sighting of a user doing an event on a day: the source of exact unique counts. */
@@ -170,7 +172,7 @@ export const memories = pgTable('memories', {
   createdBy: text('created_by').references(() => users.id, { onDelete: 'set null' }),
   createdAt: createdAt(),
   updatedAt: tstz('updated_at').notNull().defaultNow(),
-}, (t) => [index('memories_project_idx').on(t.projectId, t.createdAt.desc(), t.id)])
+}, (t) => [index('memories_project_idx').on(t.projectId, t.createdAt.desc().nullsFirst(), t.id)])
 
 /** Console sign-in sessions (@fastify/session store). */
 export const sessions = pgTable('sessions', {

@@ -53,7 +53,8 @@ export function createEventsRepository(db: Db) {
           select ${projectId}, distinct_id, max(day) from ins where event = ${DAILY_USE}
           group by distinct_id order by distinct_id
           on conflict (project_id, distinct_id)
-            do update set last_active_day = greatest(user_activity.last_active_day, excluded.last_active_day)
+            do update set last_active_day = excluded.last_active_day
+            where user_activity.last_active_day < excluded.last_active_day
           returning 1
         ),
         counted as (

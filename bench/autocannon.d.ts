@@ -1,0 +1,36 @@
+// The part of autocannon's API the benchmark uses (the package ships no types).
+declare module 'autocannon' {
+  interface Histogram {
+    average: number
+    mean: number
+    stddev: number
+    min: number
+    max: number
+    total?: number
+    p50: number
+    p90: number
+    p97_5: number
+    p99: number
+  }
+  export interface Result {
+    latency: Histogram
+    requests: Histogram & { sent: number }
+    throughput: Histogram
+    errors: number
+    timeouts: number
+    non2xx: number
+    duration: number
+  }
+  export interface Options {
+    url: string
+    connections?: number
+    duration?: number
+    amount?: number
+    pipelining?: number
+    method?: string
+    headers?: Record<string, string>
+    body?: string
+  }
+  function autocannon(options: Options): Promise<Result>
+  export default autocannon
+}
