@@ -22,6 +22,8 @@ import { growthSkillMarkdown, skillMarkdown } from '../docs/agent-docs.ts'
 import { mcpAllowedHosts, mcpAllowedOrigins } from './mcp-origins.ts'
 
 const VERSION = '0.1.0'
+/** We always answer with JSON; clients that accept only JSON are served too. */
+const FIXED_HEADERS: [string, string][] = [['accept', 'application/json, text/event-stream']]
 
 const mcpRoutes: FastifyPluginAsync<{ publicUrl: string; allowedOrigins: string[] }> = async (app, options) => {
   const { publicUrl } = options
@@ -35,6 +37,7 @@ const mcpRoutes: FastifyPluginAsync<{ publicUrl: string; allowedOrigins: string[
     outputSchema: c.output_schema as unknown as Tool['outputSchema'],
     annotations: c.annotations,
   }))
+  const toolNames = new Set(tools.map((t) => t.name))
   const documents = [
     { uri: `${publicUrl}/SKILL.md`, name: 'skill', title: 'growthdesk SKILL.md', description: 'How an agent uses growthdesk: addresses, keys, project selection, tools, errors.', text: skillMarkdown(publicUrl, contracts) },
     { uri: `${publicUrl}/skills/growth/SKILL.md`, name: 'growth-skill', title: 'Growth skill (optional)', description: 'Exploration ideas; never changes tool inputs.', text: growthSkillMarkdown(publicUrl) },
@@ -44,8 +47,10 @@ const mcpRoutes: FastifyPluginAsync<{ publicUrl: string; allowedOrigins: string[
     `Call list_projects to find a project, then pass its id or slug as \`project\`. Read the resource ${publicUrl}/SKILL.md for details.`
   const allowedOrigins = mcpAllowedOrigins(publicUrl, options.allowedOrigins)
   const allowedHosts = mcpAllowedHosts(publicUrl)
+  const endpoint = `${publicUrl}/mcp`
 
-  // The transport parses the body itself, so malformed JSON becomes a JSON-RPC -32700 error.
+  // Bodies reach the handler as text: malformed JSON must become the transport's JSON-RPC -32700
+  // error, not the REST 400 of the app's JSON parser.
   app.removeAllContentTypeParsers()
   app.addContentTypeParser('*', { parseAs: 'string' }, (_req, body, done) => done(null, body))
 
@@ -66,12 +71,13 @@ const mcpRoutes: FastifyPluginAsync<{ publicUrl: string; allowedOrigins: string[
 
     server.setRequestHandler(CallToolRequestSchema, async (req): Promise<CallToolResult> => {
       const { name, arguments: args } = req.params
-      const disabled = await app.repos.workspaces.disabledTools(principal.workspaceId)
-      if (!app.registry.names().includes(name) || disabled.includes(name)) {
+      if (!toolNames.has(name) || (await app.repos.workspaces.disabledTools(principal.workspaceId)).includes(name)) {
         throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`)
       }
       try {
-        const result = (await app.registry.call(name, args ?? {}, { principal, projectRef, log: request.log, asTool: true })) as Record<string, unknown>
+        // asTool: false — the tool and its being enabled were checked just above; the registry
+        // need not look the workspace's disabled tools up a second time.
+        const result = (await app.registry.call(name, args ?? {}, { principal, projectRef, log: request.log, asTool: false })) as Record<string, unknown>
         return { content: [{ type: 'text', text: JSON.stringify(result) }], structuredContent: result }
       } catch (err) {
         const e = err as Error & { code?: string; statusCode?: number }
@@ -126,27 +132,41 @@ const mcpRoutes: FastifyPluginAsync<{ publicUrl: string; allowedOrigins: string[
       description: 'JSON-RPC 2.0 messages of the Model Context Protocol: initialize, tools/list, tools/call, resources/*, prompts/*.',
       security: [{ bearer: [] }],
     },
-    onRequest: async (request) => {
-      // DNS-rebinding protection: only our own host names, and only allowed browser origins.
-      const origin = request.headers.origin
-      if (origin !== undefined && !allowedOrigins.has(origin)) throw appError('Forbidden', `Origin ${origin} is not allowed to use this MCP endpoint.`)
-      const host = request.headers.host
-      if (!host || !allowedHosts.has(host.toLowerCase())) throw appError('Forbidden', `Host ${host ?? '(none)'} is not served here.`)
-    },
-    preHandler: app.authenticate('mcp'),
+    onRequest: [
+      async (request) => {
+        // DNS-rebinding protection: only our own host names, and only allowed browser origins.
+        const origin = request.headers.origin
+        if (origin !== undefined && !allowedOrigins.has(origin)) throw appError('Forbidden', `Origin ${origin} is not allowed to use this MCP endpoint.`)
+        const host = request.headers.host
+        if (!host || !allowedHosts.has(host.toLowerCase())) throw appError('Forbidden', `Host ${host ?? '(none)'} is not served here.`)
+      },
+      // Then who is calling, before any body is read.
+      app.authenticate('mcp'),
+    ],
   }, async (request, reply) => {
+    // The Web Request carries only the headers the transport reads, and the body already parsed
+    // (no body stream to build and read back). A body that does not parse goes to the
+    // transport as it came, which answers it exactly as it answers any bad request.
+    const raw = typeof request.body === 'string' ? request.body : ''
+    let parsed: { message: unknown } | undefined
+    try {
+      parsed = { message: JSON.parse(raw) }
+    } catch {
+      parsed = undefined
+    }
+    const headers = new Headers(FIXED_HEADERS)
+    const contentType = request.headers['content-type']
+    if (contentType !== undefined) headers.set('content-type', contentType)
+    const protocolVersion = request.headers['mcp-protocol-version']
+    if (typeof protocolVersion === 'string') headers.set('mcp-protocol-version', protocolVersion)
+
     const server = newServer(request)
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true })
     await server.connect(transport)
     try {
-      const headers = new Headers()
-      for (const [k, v] of Object.entries(request.headers)) if (typeof v === 'string') headers.set(k, v)
-      // We always answer with JSON; clients that only accept JSON are served too.
-      headers.set('accept', 'application/json, text/event-stream')
-      headers.delete('content-length')
-      const response = await transport.handleRequest(
-        new Request(`${publicUrl}/mcp`, { method: 'POST', headers, body: typeof request.body === 'string' ? request.body : '' })
-      )
+      const response = parsed
+        ? await transport.handleRequest(new Request(endpoint, { method: 'POST', headers }), { parsedBody: parsed.message })
+        : await transport.handleRequest(new Request(endpoint, { method: 'POST', headers, body: raw }))
       const text = await response.text()
       reply.code(response.status)
       response.headers.forEach((value, key) => {

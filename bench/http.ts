@@ -1,0 +1,316 @@
+// npm run bench:http [-- --duration 10] [--connections 50] …
+//
+// The cost of the surfaces over HTTP, on the local PostgreSQL: one app (buildApp + bootstrap)
+// on a fresh database, with one extra bare route registered before ready, and autocannon
+// against (1) the bare route, (2) get_daily_ops over the tools REST API, (3) the same call
+// over MCP (stateless POST /mcp, JSON-RPC tools/call). Targets: MCP ≥ 60 % of REST's
+// requests/s, REST ≥ 50 % of the bare route's. The load generator runs in a child process of
+// its own so that the server's event loop does only server work. The database is dropped at
+// the end; the exit code is 1 when a target is missed.
+import { fork } from 'node:child_process'
+import { parseArgs } from 'node:util'
+import { isDeepStrictEqual } from 'node:util'
+import net from 'node:net'
+import os from 'node:os'
+import postgres from 'postgres'
+import type { FastifyInstance } from 'fastify'
+import autocannon from 'autocannon'
+import { buildApp } from '../app.ts'
+import { bootstrap } from '../core/admin.ts'
+
+const USAGE = `Usage: npm run bench:http -- [options]
+
+  --duration <s>       seconds of measurement per scenario (default 10)
+  --warmup <s>         seconds of unmeasured load before each scenario (default 2)
+  --connections <n>    concurrent connections (default 50)
+  --events <n>         events seeded through POST /v1/events (default 300)
+  --only <list>        comma-separated scenarios to run: bare, rest, mcp (default all)
+  --db-name <name>     database name (default growthdesk_bench_http); server from BENCH_DATABASE_URL
+                       (default postgres://postgres@127.0.0.1:5432/postgres)
+`
+
+// ---------------------------------------------------------------------------------------------
+// The load-generating child: one autocannon run per message.
+
+interface CannonTask {
+  url: string
+  method: 'GET' | 'POST'
+  headers: Record<string, string>
+  body?: string
+  connections: number
+  duration: number
+}
+interface CannonResult {
+  requestsPerSecond: number
+  total: number
+  p50: number
+  p99: number
+  max: number
+  non2xx: number
+  errors: number
+  timeouts: number
+}
+type Reply = { ok: true; result: CannonResult } | { ok: false; error: string }
+
+if (process.argv.includes('--load-client')) {
+  process.on('message', (task: CannonTask) => {
+    autocannon({ url: task.url, method: task.method, headers: task.headers, body: task.body, connections: task.connections, duration: task.duration }).then(
+      (r) =>
+        process.send!({
+          ok: true,
+          result: {
+            requestsPerSecond: r.requests.average,
+            total: r.requests.total ?? 0,
+            p50: r.latency.p50,
+            p99: r.latency.p99,
+            max: r.latency.max,
+            non2xx: r.non2xx,
+            errors: r.errors,
+            timeouts: r.timeouts,
+          },
+        } satisfies Reply),
+      (err: unknown) => process.send!({ ok: false, error: err instanceof Error ? (err.stack ?? err.message) : String(err) } satisfies Reply)
+    )
+  })
+  process.on('disconnect', () => process.exit(0))
+} else {
+  await main()
+}
+
+// ---------------------------------------------------------------------------------------------
+// The server side.
+
+async function main() {
+  const { values: args } = parseArgs({
+    args: process.argv.slice(2),
+    options: {
+      duration: { type: 'string', default: '10' },
+      warmup: { type: 'string', default: '2' },
+      connections: { type: 'string', default: '50' },
+      events: { type: 'string', default: '300' },
+      only: { type: 'string', default: 'bare,rest,mcp' },
+      'db-name': { type: 'string', default: 'growthdesk_bench_http' },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+    strict: true,
+  })
+  if (args.help) {
+    process.stdout.write(USAGE)
+    process.exit(0)
+  }
+  const num = (name: string, value: string | undefined, min: number, max: number): number => {
+    const n = Number(value)
+    if (!Number.isFinite(n) || n < min || n > max) {
+      process.stderr.write(`--${name} must be a number from ${min} to ${max} (got ${JSON.stringify(value)}).\n\n${USAGE}`)
+      process.exit(2)
+    }
+    return n
+  }
+  const duration = num('duration', args.duration, 1, 600)
+  const warmup = num('warmup', args.warmup, 0, 600)
+  const connections = num('connections', args.connections, 1, 1000)
+  const eventCount = num('events', args.events, 1, 1000)
+  const only = new Set(args.only!.split(',').map((s) => s.trim()))
+  for (const s of only) {
+    if (!['bare', 'rest', 'mcp'].includes(s)) {
+      process.stderr.write(`--only takes bare, rest and/or mcp (got ${JSON.stringify(s)}).\n`)
+      process.exit(2)
+    }
+  }
+  const dbName = args['db-name']!
+  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(dbName)) {
+    process.stderr.write(`--db-name must be a lower-case SQL identifier (got ${JSON.stringify(dbName)}).\n`)
+    process.exit(2)
+  }
+
+  const log = (line = '') => process.stdout.write(`${line}\n`)
+  const quiet = { onnotice: () => {} }
+  const baseUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
+  const benchUrl = new URL(baseUrl)
+  benchUrl.pathname = `/${dbName}`
+
+  let app: FastifyInstance | undefined
+  const child = fork(new URL(import.meta.url).pathname, ['--load-client'], { execArgv: process.execArgv, stdio: 'inherit' })
+  const cannon = (task: CannonTask) =>
+    new Promise<CannonResult>((resolve, reject) => {
+      const onExit = (code: number | null) => reject(new Error(`the load client exited (${code})`))
+      child.once('exit', onExit)
+      child.once('message', (reply: Reply) => {
+        child.off('exit', onExit)
+        if (reply.ok) resolve(reply.result)
+        else reject(new Error(`load client: ${reply.error}`))
+      })
+      child.send(task)
+    })
+
+  let cleaned: Promise<void> | undefined
+  const cleanup = () =>
+    (cleaned ??= (async () => {
+      if (child.connected) child.disconnect()
+      if (child.exitCode === null) child.kill()
+      await app?.close().catch((err: unknown) => log(`closing the app: ${String(err)}`))
+      const admin = postgres(baseUrl, { max: 1, ...quiet })
+      try {
+        await admin.unsafe(`drop database if exists ${dbName} with (force)`)
+        log(`Dropped the database ${dbName}.`)
+      } catch (err) {
+        log(`Could not drop the database ${dbName}: ${String(err)}`)
+      } finally {
+        await admin.end().catch(() => {})
+      }
+    })())
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => {
+      log(`\n${signal}: cleaning up…`)
+      void cleanup().finally(() => process.exit(130))
+    })
+  }
+
+  let failed = false
+  try {
+    const admin = postgres(baseUrl, { max: 1, ...quiet })
+    const [{ version }] = (await admin`select current_setting('server_version') as version`) as unknown as [{ version: string }]
+    await admin.unsafe(`drop database if exists ${dbName} with (force)`)
+    await admin.unsafe(`create database ${dbName}`)
+    await admin.end()
+
+    // PUBLIC_URL must name the address autocannon uses, or the MCP Host check refuses it.
+    const port = await freePort()
+    const origin = `http://127.0.0.1:${port}`
+    app = await buildApp({
+      config: {
+        host: '127.0.0.1',
+        port,
+        publicUrl: origin,
+        database: { kind: 'postgres', url: benchUrl.toString() },
+        allowedOrigins: [],
+        logLevel: 'silent',
+      },
+      logger: false,
+    })
+    // The yardstick: a route with nothing but Fastify in it, on the same app (same hooks).
+    app.get('/bench/bare', async () => ({ ok: true }))
+    const boot = await bootstrap(app, { workspace: 'growthdesk bench http', email: 'bench-http@growthdesk.bench', project: 'Bench project' })
+    await app.listen({ host: '127.0.0.1', port })
+
+    log(`growthdesk bench:http — PostgreSQL ${version}, ${os.cpus().length} CPUs, Node ${process.version}, load average ${loadAverage()}`)
+    log(`server ${origin} (database ${dbName}); autocannon in a child process, ${connections} connections, ${warmup} s warm-up + ${duration} s per scenario`)
+
+    // A little data, through the ingestion endpoint like a real client.
+    const now = Date.now()
+    const events = Array.from({ length: eventCount }, (_, i) => ({
+      event: i % 10 === 0 ? 'signup' : 'daily_use',
+      distinct_id: `user_${i % 60}`,
+      timestamp: new Date(now - (i % 7) * 86_400_000 - (i % 3600) * 1000).toISOString(),
+    }))
+    const ingest = await fetch(`${origin}/v1/events`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${boot.keys.ingest}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ events }),
+    })
+    if (ingest.status !== 200) throw new Error(`seeding events: ${ingest.status} ${await ingest.text()}`)
+    log(`seeded: ${JSON.stringify(await ingest.json())}`)
+
+    const auth = `Bearer ${boot.keys.service}`
+    const restBody = JSON.stringify({ project: boot.project.id })
+    const mcpBody = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'get_daily_ops', arguments: { project: boot.project.id } } })
+    const scenarios = [
+      { key: 'bare', label: 'GET /bench/bare', task: { url: `${origin}/bench/bare`, method: 'GET', headers: {} } },
+      {
+        key: 'rest',
+        label: 'POST /v1/tools/get_daily_ops',
+        task: { url: `${origin}/v1/tools/get_daily_ops`, method: 'POST', headers: { authorization: auth, 'content-type': 'application/json' }, body: restBody },
+      },
+      {
+        key: 'mcp',
+        label: 'POST /mcp tools/call get_daily_ops',
+        task: {
+          url: `${origin}/mcp`,
+          method: 'POST',
+          headers: {
+            authorization: auth,
+            'content-type': 'application/json',
+            accept: 'application/json, text/event-stream',
+            'mcp-protocol-version': '2025-06-18',
+          },
+          body: mcpBody,
+        },
+      },
+    ] as const
+
+    // Once, before any load: both calls succeed and agree, so the benchmark measures real answers.
+    const restCheck = await fetch(scenarios[1].task.url, { method: 'POST', headers: scenarios[1].task.headers, body: restBody })
+    const restJson = (await restCheck.json()) as { result?: { days?: unknown[] } }
+    if (restCheck.status !== 200 || !restJson.result?.days?.length) throw new Error(`REST check: ${restCheck.status} ${JSON.stringify(restJson)}`)
+    const mcpCheck = await fetch(scenarios[2].task.url, { method: 'POST', headers: scenarios[2].task.headers, body: mcpBody })
+    const mcpJson = (await mcpCheck.json()) as { result?: { isError?: boolean; structuredContent?: unknown }; error?: unknown }
+    if (mcpCheck.status !== 200 || !mcpJson.result || mcpJson.result.isError || !isDeepStrictEqual(mcpJson.result.structuredContent, restJson.result)) {
+      throw new Error(`MCP check: ${mcpCheck.status} ${JSON.stringify(mcpJson).slice(0, 1000)}`)
+    }
+    log('checked: REST and MCP answer get_daily_ops successfully, with the same result')
+    log()
+
+    const results: Partial<Record<'bare' | 'rest' | 'mcp', CannonResult>> = {}
+    for (const s of scenarios) {
+      if (!only.has(s.key)) continue
+      const task = { ...s.task, connections } as CannonTask
+      if (warmup > 0) await cannon({ ...task, duration: warmup })
+      // The server's own CPU time per request: steadier than requests/s on a shared machine.
+      const cpuBefore = process.cpuUsage()
+      const r = await cannon({ ...task, duration })
+      const cpu = process.cpuUsage(cpuBefore)
+      results[s.key] = r
+      log(
+        `${s.label.padEnd(36)} ${fmt(r.requestsPerSecond, 0).padStart(8)} req/s   p50 ${fmt(r.p50, 1).padStart(6)} ms   p99 ${fmt(r.p99, 1).padStart(6)} ms   ` +
+          `non-2xx ${r.non2xx}   errors ${r.errors}   timeouts ${r.timeouts}   (${r.total} requests, ` +
+          `server CPU ${fmt((cpu.user + cpu.system) / Math.max(1, r.total), 0)} µs/request)`
+      )
+      if (r.non2xx > 0 || r.errors > 0) failed = true
+    }
+
+    log()
+    const ratio = (label: string, a: CannonResult | undefined, b: CannonResult | undefined, target: number) => {
+      if (!a || !b) return
+      const value = a.requestsPerSecond / b.requestsPerSecond
+      const pass = value >= target
+      if (!pass) failed = true
+      log(`${label.padEnd(14)} ${(value * 100).toFixed(1).padStart(5)} %   target ≥ ${(target * 100).toFixed(0)} %   ${pass ? 'PASS' : 'FAIL'}`)
+    }
+    ratio('MCP / REST', results.mcp, results.rest, 0.6)
+    ratio('REST / bare', results.rest, results.bare, 0.5)
+    if (Object.values(results).some((r) => r.non2xx > 0 || r.errors > 0)) log('FAIL: some requests did not succeed (non-2xx or errors above)')
+    log(`load average after: ${loadAverage()} (other work on the machine skews every figure)`)
+    // autocannon stops with requests still in flight, and their handlers run on. Let them finish
+    // before the app closes and the database is dropped: a pool connection still starting up when
+    // the drop cuts it fails postgres.js's internal type fetch, an unhandled rejection that ends
+    // the process (porsager/postgres#1192, #1223).
+    const worstP99 = Math.max(0, ...Object.values(results).map((r) => r.p99))
+    await new Promise((resolve) => setTimeout(resolve, Math.min(10_000, Math.max(500, 2 * worstP99))))
+  } catch (err) {
+    failed = true
+    process.stderr.write(`${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`)
+  } finally {
+    await cleanup()
+  }
+  process.exit(failed ? 1 : 0)
+}
+
+function fmt(n: number, digits: number): string {
+  return n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits })
+}
+
+function loadAverage(): string {
+  return os.loadavg().map((l) => l.toFixed(2)).join(' ')
+}
+
+/** A free loopback port (briefly bound, then released). */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer()
+    srv.once('error', reject)
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as net.AddressInfo
+      srv.close(() => resolve(port))
+    })
+  })
+}
