@@ -4,7 +4,7 @@ import closeWithGrace from 'close-with-grace'
 import { buildApp } from './app.ts'
 import { ConfigError, loadConfig } from './config.ts'
 import { DatabaseInUseError } from './db/client.ts'
-import { bootstrap } from './core/admin.ts'
+import { bootstrap, describeBootstrap } from './core/admin.ts'
 
 function fail(message: string): never {
   process.stderr.write(`growthdesk: ${message}\n`)
@@ -34,14 +34,7 @@ if ((await app.repos.workspaces.count()) === 0) {
     [
       '',
       'growthdesk: first start — created a workspace, an owner and a demo project.',
-      `  console:   ${config.publicUrl}/console`,
-      `  email:     ${first.user.email}`,
-      `  password:  ${first.user.password}`,
-      `  project:   ${first.project.slug} (${first.project.id})`,
-      `  MCP key:   ${first.keys.mcp}   (project-side API /api/v1/mcp, MCP /mcp)`,
-      `  service:   ${first.keys.service}   (tools REST API /v1, MCP /mcp)`,
-      `  ingest:    ${first.keys.ingest}   (POST /v1/events for ${first.project.slug})`,
-      'These are shown once and stored only as hashes: copy them now.',
+      ...describeBootstrap(first, config.publicUrl),
       '',
     ].join('\n') + '\n'
   )

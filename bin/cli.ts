@@ -58,19 +58,12 @@ const adminBootstrap = defineCommand({
   },
   async run(inv) {
     const { workspace, email, project } = inv.options
-    const { bootstrap } = await adminActions()
+    const { bootstrap, describeBootstrap } = await adminActions()
     await inv.withApp(async (app, config) => {
       const r = await bootstrap(app, { workspace, email, project })
       inv.print(r, [
         `Created workspace "${r.workspace.name}" (${r.workspace.id}) with an owner, a project and one key of each kind.`,
-        `  console:   ${config.publicUrl}/console`,
-        `  email:     ${r.user.email}`,
-        `  password:  ${r.user.password}`,
-        `  project:   ${r.project.slug} (${r.project.id})`,
-        `  MCP key:   ${r.keys.mcp}   (project-side API /api/v1/mcp, MCP /mcp)`,
-        `  service:   ${r.keys.service}   (tools REST API /v1, MCP /mcp)`,
-        `  ingest:    ${r.keys.ingest}   (event ingestion for ${r.project.slug})`,
-        'The keys and the password are shown once and stored only as hashes: copy them now.',
+        ...describeBootstrap(r, config.publicUrl),
       ])
     })
   },

@@ -68,6 +68,20 @@ export async function bootstrap(
   })
 }
 
+/** The one-time credentials of a bootstrap, as lines for a terminal (server first start, CLI). */
+export function describeBootstrap(r: BootstrapResult, publicUrl: string): string[] {
+  return [
+    `  console:   ${publicUrl}/console`,
+    `  email:     ${r.user.email}`,
+    `  password:  ${r.user.password}`,
+    `  project:   ${r.project.slug} (${r.project.id})`,
+    `  MCP key:   ${r.keys.mcp}   (project-side API /api/v1/mcp, MCP /mcp)`,
+    `  service:   ${r.keys.service}   (tools REST API /v1, MCP /mcp)`,
+    `  ingest:    ${r.keys.ingest}   (POST /v1/events for ${r.project.slug})`,
+    'These are shown once and stored only as hashes: copy them now.',
+  ]
+}
+
 /** A project by id, or by slug when exactly one workspace has that slug. */
 async function findProject(app: FastifyInstance, ref: string) {
   const rows = await app.repos.projects.findAnywhere(ref)

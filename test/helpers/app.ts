@@ -3,6 +3,7 @@
 import { randomBytes } from 'node:crypto'
 import postgres from 'postgres'
 import type { FastifyInstance } from 'fastify'
+import type { Test } from 'tap'
 import { buildApp } from '../../app.ts'
 import type { Config, Database } from '../../config.ts'
 import { bootstrap, createUser, type BootstrapResult } from '../../core/admin.ts'
@@ -90,4 +91,9 @@ export async function listenTestApp(t: Teardown, options: TestAppOptions = {}): 
   const app = await buildTestApp(t, { ...options, config: { publicUrl: url, port, ...options.config } })
   await app.listen({ host: '127.0.0.1', port })
   return { app, url }
+}
+
+/** Asserts a status; on a mismatch the message is the body, which says what went wrong. */
+export function expectStatus(t: Test, res: { statusCode: number; body: string }, status: number) {
+  t.equal(res.statusCode, status, res.statusCode === status ? `status ${status}` : res.body.slice(0, 500))
 }

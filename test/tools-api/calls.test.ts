@@ -3,17 +3,13 @@
 // details; the body must be a JSON object (or nothing); and project selection by body,
 // header, id and slug, with the body winning and other workspaces invisible.
 import t, { type Test } from 'tap'
-import { addMember, bearer, buildTestApp, fixedClock, seedWorkspace } from '../helpers/app.ts'
+import { addMember, bearer, buildTestApp, expectStatus, fixedClock, seedWorkspace } from '../helpers/app.ts'
 
 const NOW = '2026-11-20T12:00:00.000Z'
 
 interface Detail {
   path: string
   message: string
-}
-
-function expectStatus(t: Test, res: { statusCode: number; body: string }, status: number) {
-  t.equal(res.statusCode, status, res.statusCode === status ? `status ${status}` : res.body)
 }
 
 t.test('tool calls over REST', async (t) => {

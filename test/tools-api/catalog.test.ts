@@ -3,7 +3,7 @@
 // (REST and the operator command), and discover_tools' query and schemas.
 import t, { type Test } from 'tap'
 import type { FastifyInstance } from 'fastify'
-import { bearer, addMember, buildTestApp, seedWorkspace } from '../helpers/app.ts'
+import { addMember, bearer, buildTestApp, expectStatus, seedWorkspace } from '../helpers/app.ts'
 import { AdminError, setToolEnabled } from '../../core/admin.ts'
 
 interface Contract {
@@ -34,10 +34,6 @@ const PROJECT_TOOLS = [
 const WORKSPACE_TOOLS = ['discover_tools', 'list_projects', 'create_project', 'update_memory', 'forget_memory']
 
 /** The status, with the body as the message only when it is not the expected one. */
-function expectStatus(t: Test, res: { statusCode: number; body: string }, status: number) {
-  t.equal(res.statusCode, status, res.statusCode === status ? `status ${status}` : res.body)
-}
-
 /** Every key anywhere in a JSON value (schemas nest: properties, items, anyOf …). */
 function keysDeep(value: unknown, out = new Set<string>()): Set<string> {
   if (Array.isArray(value)) for (const v of value) keysDeep(v, out)

@@ -1,7 +1,7 @@
 // Memories over REST: add (201), list with full-text query, tag and pagination, partial
 // PATCH, DELETE, the 8000-character bound, roles, narrowed keys and other workspaces.
 import t, { type Test } from 'tap'
-import { addMember, bearer, buildTestApp, fixedClock, seedWorkspace } from '../helpers/app.ts'
+import { addMember, bearer, buildTestApp, expectStatus, fixedClock, seedWorkspace } from '../helpers/app.ts'
 import { createKey } from '../../core/admin.ts'
 
 interface Memory {
@@ -13,10 +13,6 @@ interface Memory {
   created_by: string | null
   created_at: string
   updated_at: string
-}
-
-function expectStatus(t: Test, res: { statusCode: number; body: string }, status: number) {
-  t.equal(res.statusCode, status, res.statusCode === status ? `status ${status}` : res.body.slice(0, 500))
 }
 
 /** 2026-11-20T10:0m:00.000Z — one minute per memory, so "newest first" is well defined. */

@@ -3,15 +3,11 @@
 // the daily metrics when the time zone changes.
 import t, { type Test } from 'tap'
 import { randomUUID } from 'node:crypto'
-import { addMember, bearer, buildTestApp, fixedClock, seedWorkspace } from '../helpers/app.ts'
+import { addMember, bearer, buildTestApp, expectStatus, fixedClock, seedWorkspace } from '../helpers/app.ts'
 
 const NOW = '2026-11-20T12:00:00.000Z'
 const TINY = '2026-11-20T12:05:00.000Z'
 const LATER = '2026-11-20T13:30:00.000Z'
-
-function expectStatus(t: Test, res: { statusCode: number; body: string }, status: number) {
-  t.equal(res.statusCode, status, res.statusCode === status ? `status ${status}` : res.body)
-}
 
 t.test('projects', async (t) => {
   const clock = fixedClock(NOW)

@@ -1,7 +1,7 @@
 // search_signals: ranked full-text search over a project's opportunities and memories, with
 // bold snippets, kinds, limit, web-search syntax, review access and project isolation.
 import t, { type Test } from 'tap'
-import { addMember, bearer, buildTestApp, fixedClock, seedWorkspace } from '../helpers/app.ts'
+import { addMember, bearer, buildTestApp, expectStatus, fixedClock, seedWorkspace } from '../helpers/app.ts'
 
 interface Hit {
   kind: 'opportunity' | 'memory'
@@ -10,10 +10,6 @@ interface Hit {
   snippet: string
   rank: number
   at: string
-}
-
-function expectStatus(t: Test, res: { statusCode: number; body: string }, status: number) {
-  t.equal(res.statusCode, status, res.statusCode === status ? `status ${status}` : res.body.slice(0, 500))
 }
 
 const minute = (m: number) => `2026-11-20T09:${String(m).padStart(2, '0')}:00.000Z`
