@@ -1,8 +1,7 @@
 import { Type } from '@sinclair/typebox'
 import { defineOperation } from '../core/operations.ts'
 import { appError } from '../core/errors.ts'
-import { isTimeZone } from '../core/time.ts'
-import { isUniqueViolation } from '../db/client.ts'
+import { checkTimeZone, writingCard } from './project-card.ts'
 import { ProjectCardFields, ProjectWithRole } from '../schemas/projects.ts'
 import { cardColumns, toProjectCard } from '../db/repositories/projects.ts'
 
@@ -23,11 +22,9 @@ export default defineOperation({
     if (ctx.principal.readOnly || ctx.principal.projectId) {
       throw appError('Forbidden', 'This key is read-only or limited to one project; it cannot create projects.')
     }
-    if (args.timezone !== undefined && !isTimeZone(args.timezone)) {
-      throw appError('InvalidArguments', `'${args.timezone}' is not an IANA time zone.`, [{ path: 'timezone', message: 'must be an IANA time zone such as Europe/Berlin' }])
-    }
-    try {
-      const row = await ctx.repos.projects.create({
+    checkTimeZone(args.timezone)
+    const row = await writingCard(args.slug, () =>
+      ctx.repos.projects.create({
         ...cardColumns(args),
         slug: args.slug,
         name: args.name,
@@ -35,10 +32,7 @@ export default defineOperation({
         ownerId: ctx.principal.userId,
         now: ctx.now(),
       })
-      return { ...toProjectCard(row), role: 'owner' as const }
-    } catch (err) {
-      if (isUniqueViolation(err)) throw appError('Conflict', `The slug '${args.slug}' is taken in this workspace.`, [{ path: 'slug', message: 'is taken' }])
-      throw err
-    }
+    )
+    return { ...toProjectCard(row), role: 'owner' as const }
   },
 })

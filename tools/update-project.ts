@@ -1,8 +1,7 @@
 import { Type } from '@sinclair/typebox'
 import { defineOperation } from '../core/operations.ts'
 import { appError } from '../core/errors.ts'
-import { isTimeZone } from '../core/time.ts'
-import { isUniqueViolation } from '../db/client.ts'
+import { checkTimeZone, writingCard } from './project-card.ts'
 import { ProjectCardFields, ProjectWithRole } from '../schemas/projects.ts'
 import { cardColumns, toProjectCard } from '../db/repositories/projects.ts'
 
@@ -24,16 +23,9 @@ export default defineOperation({
     if (Object.keys(args).length === 0) {
       throw appError('InvalidArguments', 'Send at least one field of the project card to change.', [{ path: '', message: 'must have at least one field' }])
     }
-    if (args.timezone !== undefined && !isTimeZone(args.timezone)) {
-      throw appError('InvalidArguments', `'${args.timezone}' is not an IANA time zone.`, [{ path: 'timezone', message: 'must be an IANA time zone such as Europe/Berlin' }])
-    }
-    try {
-      const row = await ctx.repos.projects.update(ctx.project.id, cardColumns(args), ctx.now())
-      if (!row) throw appError('NotFound', `Project '${ctx.project.slug}' was not found.`)
-      return { ...toProjectCard(row), role: ctx.project.role }
-    } catch (err) {
-      if (isUniqueViolation(err)) throw appError('Conflict', `The slug '${args.slug}' is taken in this workspace.`, [{ path: 'slug', message: 'is taken' }])
-      throw err
-    }
+    checkTimeZone(args.timezone)
+    const row = await writingCard(args.slug, () => ctx.repos.projects.update(ctx.project.id, cardColumns(args), ctx.now()))
+    if (!row) throw appError('NotFound', `Project '${ctx.project.slug}' was not found.`)
+    return { ...toProjectCard(row), role: ctx.project.role }
   },
 })

@@ -7,7 +7,6 @@ import { lineChart } from './chart.ts'
 import { sessionPrincipal } from '../../core/access.ts'
 import { verifyPassword } from '../../core/passwords.ts'
 import { statuses } from '../../schemas/opportunities.ts'
-import type { KeyKind } from '../../core/keys.ts'
 import listProjects from '../../tools/list-projects.ts'
 import listOpportunities from '../../tools/list-opportunities.ts'
 import reviewOpportunity from '../../tools/review-opportunity.ts'
@@ -79,15 +78,14 @@ const consolePages: FastifyPluginAsync<{ publicUrl: string }> = async (app) => {
 
   app.get('/console/profile', signedIn, async (_request, reply) => reply.page('profile', { title: 'Profile' }))
 
-  async function keyRows(userId: string, kinds: KeyKind[]) {
-    const rows = await app.repos.apiKeys.listForUser(userId, kinds)
-    const projects = new Map((await app.repos.projects.listForUser(sessionPrincipal((await app.repos.users.find(userId))!))).map((p) => [p.project.id, p.project.slug]))
+  /** Key rows for a table; `slugs` names the project a key is narrowed to. */
+  function keyRows(rows: Awaited<ReturnType<typeof app.repos.apiKeys.listForUser>>, slugs = new Map<string, string>()) {
     return rows.map((k) => ({
       id: k.id,
       kind: k.kind,
       name: k.name,
       display: k.display,
-      projectSlug: k.projectId ? (projects.get(k.projectId) ?? k.projectId) : null,
+      projectSlug: k.projectId ? (slugs.get(k.projectId) ?? k.projectId) : null,
       createdAt: k.createdAt.toISOString(),
       lastUsedAt: k.lastUsedAt?.toISOString() ?? null,
       revokedAt: k.revokedAt?.toISOString() ?? null,
@@ -95,7 +93,8 @@ const consolePages: FastifyPluginAsync<{ publicUrl: string }> = async (app) => {
   }
 
   async function mcpAccess(request: FastifyRequest, reply: FastifyReply, newKey?: string) {
-    return reply.page('mcp-access', { title: 'MCP Access', keys: await keyRows(request.consoleUser.id, ['mcp']), newKey })
+    const keys = keyRows(await app.repos.apiKeys.listForUser(request.consoleUser.id, ['mcp']))
+    return reply.page('mcp-access', { title: 'MCP Access', keys, newKey })
   }
 
   app.get('/console/profile/mcp-access', signedIn, (request, reply) => mcpAccess(request, reply))
@@ -109,13 +108,16 @@ const consolePages: FastifyPluginAsync<{ publicUrl: string }> = async (app) => {
   })
 
   async function keysPage(request: FastifyRequest, reply: FastifyReply, newKey?: string) {
-    const user = request.consoleUser
-    const { items } = await run(request, listProjects, {})
+    const [{ items }, rows] = await Promise.all([
+      run(request, listProjects, {}),
+      app.repos.apiKeys.listForUser(request.consoleUser.id, ['service', 'ingest']),
+    ])
+    const keys = keyRows(rows, new Map(items.map((p) => [p.id, p.slug])))
     return reply.page('keys', {
       title: 'Keys',
       projects: items.filter((p) => p.role !== 'viewer'),
-      serviceKeys: await keyRows(user.id, ['service']),
-      ingestKeys: await keyRows(user.id, ['ingest']),
+      serviceKeys: keys.filter((k) => k.kind === 'service'),
+      ingestKeys: keys.filter((k) => k.kind === 'ingest'),
       newKey,
     })
   }
