@@ -12,7 +12,7 @@ export default defineOperation({
   title: 'Record user events',
   description:
     'Record a batch of up to 1000 user events (`signup`, `daily_use`, or any name). The whole batch is validated first; ' +
-    'one bad event rejects it all. Idempotent by `uuid`. Returns {accepted, duplicates}.',
+    'one bad event rejects it all. Idempotent by `uuid`: a resent event is counted as a duplicate. Returns {accepted, duplicates}.',
   scope: 'project',
   role: 'reviewer',
   tool: false,
@@ -35,6 +35,8 @@ export default defineOperation({
         distinct_id: e.distinct_id,
         timestamp: valid ? at.toISOString() : '',
         properties: e.properties ?? {},
+        // Stamped on receipt: a resend after midnight must still find the first copy (the day before).
+        unstamped: e.uuid !== undefined && e.timestamp === undefined,
       }
     })
     if (problems.length) throw invalidArguments(problems)

@@ -8,19 +8,31 @@ export interface IncomingEvent {
   distinct_id: string
   timestamp: string
   properties: Record<string, unknown>
+  /**
+   * The client sent a uuid but no timestamp: the event is stamped with the time of receipt, so a
+   * resend after the project's midnight lands on the next day. Such events are also looked for on
+   * the day before.
+   */
+  unstamped?: boolean
 }
 
 /** The event names that feed daily-ops (DESIGN §5). */
 export const SIGNUP = 'signup'
 export const DAILY_USE = 'daily_use'
 
+/** The UTC date of a timestamp, spelled as in the unique index events_uuid_key (so it is used). */
+const UTC_DAY = (column: string) => sql.raw(`((${column} at time zone 'UTC')::date)`)
+
 export function createEventsRepository(db: Db) {
   return {
     /**
      * Stores a batch and updates every rollup in ONE statement, so a batch is all or nothing.
-     * Exact unique counts: a (project, event, day, user) pair increments `unique_users` only
-     * the first time it is inserted into daily_event_users. Rows are written in key order so
-     * concurrent batches lock in the same order and cannot deadlock.
+     * An event is identified by its uuid and the UTC date of its timestamp (the unique index): a
+     * resend carries the same timestamp; one stamped on receipt is also looked for on the day
+     * before, in case the resend came after midnight. Exact unique counts: a
+     * (project, event, day, user) pair increments `unique_users` only the first time it is inserted
+     * into daily_event_users. Rows are written in key order so concurrent batches lock in the same
+     * order and cannot deadlock.
      */
     async ingest(projectId: string, batch: IncomingEvent[], now: Date): Promise<{ accepted: number; duplicates: number }> {
       const payload = JSON.stringify(batch)
@@ -30,15 +42,19 @@ export function createEventsRepository(db: Db) {
           select timezone from projects where id = ${projectId} for share
         ),
         input as (
-          select * from jsonb_to_recordset(${payload}::jsonb)
-            as x(uuid uuid, event text, distinct_id text, timestamp timestamptz, properties jsonb)
+          select x.*, (x.timestamp at time zone project.timezone)::date as day
+          from project, jsonb_to_recordset(${payload}::jsonb)
+            as x(uuid uuid, event text, distinct_id text, timestamp timestamptz, properties jsonb, unstamped boolean)
         ),
         ins as (
           insert into events (project_id, uuid, event, distinct_id, occurred_at, day, properties, received_at)
-          select ${projectId}, uuid, event, distinct_id, timestamp, (timestamp at time zone project.timezone)::date,
-                 coalesce(properties, '{}'::jsonb), ${now.toISOString()}::timestamptz
-          from input, project order by uuid
-          on conflict (project_id, uuid) do nothing
+          select ${projectId}, uuid, event, distinct_id, timestamp, day, coalesce(properties, '{}'::jsonb), ${now.toISOString()}::timestamptz
+          from input
+          where not (coalesce(unstamped, false) and exists (
+            select 1 from events e where e.project_id = ${projectId} and e.uuid = input.uuid
+              and ${UTC_DAY('e.occurred_at')} = ${UTC_DAY('input.timestamp')} - 1))
+          order by ${UTC_DAY('timestamp')}, uuid
+          on conflict (project_id, ${UTC_DAY('occurred_at')}, uuid) do nothing
           returning event, distinct_id, day, occurred_at
         ),
         firsts as (
@@ -116,19 +132,48 @@ export function createEventsRepository(db: Db) {
       return row?.at ?? null
     },
 
-    /** One user's events, newest first, strictly before the cursor (occurred_at, id). */
+    /**
+     * One user's events, newest first, strictly before the cursor (occurred_at, id). The stream
+     * index leads with the day (cheap ingestion), so the user's events are read day by day, newest
+     * day first, from the days the project has events on, stopping once the page is full. A day in
+     * the project's time zone never runs backwards, so day order agrees with time order.
+     */
     async stream(projectId: string, distinctId: string, limit: number, before?: { at: Date; id: number }) {
-      return db
+      const cursorAt = before ? sql`${before.at.toISOString()}::timestamptz` : undefined
+      const days = db
+        .selectDistinct({ day: dailyEventCounts.day })
+        .from(dailyEventCounts)
+        .where(
+          and(
+            eq(dailyEventCounts.projectId, projectId),
+            cursorAt ? sql`${dailyEventCounts.day} <= (${cursorAt} at time zone (select timezone from projects where id = ${projectId}))::date` : undefined
+          )
+        )
+        // Newest day first here too, so the outer sort is incremental and stops at a full page.
+        .orderBy(desc(dailyEventCounts.day))
+        .as('days')
+      const page = db
         .select()
         .from(events)
         .where(
           and(
             eq(events.projectId, projectId),
+            sql`${events.day} = ${days.day}`,
             eq(events.distinctId, distinctId),
-            before ? sql`(${events.occurredAt}, ${events.id}) < (${before.at.toISOString()}::timestamptz, ${before.id})` : undefined
+            before ? sql`(${events.occurredAt}, ${events.id}) < (${cursorAt}, ${before.id})` : undefined
           )
         )
         .orderBy(desc(events.occurredAt), desc(events.id))
+        .limit(limit)
+        .as('page')
+      return db
+        .select({
+          id: page.id, uuid: page.uuid, event: page.event, distinctId: page.distinctId,
+          occurredAt: page.occurredAt, receivedAt: page.receivedAt, properties: page.properties,
+        })
+        .from(days)
+        .crossJoinLateral(page)
+        .orderBy(desc(days.day), desc(page.occurredAt), desc(page.id))
         .limit(limit)
     },
   }

@@ -32,11 +32,15 @@ t.test('event stream', async (t) => {
   const stream = (query = '', key = ws.keys.mcp) =>
     app.inject({ method: 'GET', url: `${base(project)}/event-stream${query ? `?${query}` : ''}`, headers: bearer(key) })
 
-  // 25 events of mine: one every 10 minutes back from 11:50Z, with three pairs sharing a
-  // timestamp (ties broken by id), mixed in batches with events of other people.
+  // The stream is read day by day in the project's time zone (UTC+13 in November here).
+  const tz = await app.inject({ method: 'POST', url: '/v1/tools/update_project', headers: bearer(ws.keys.service), payload: { project, timezone: 'Pacific/Auckland' } })
+  if (tz.statusCode !== 200) throw new Error(`update_project: ${tz.body}`)
+
+  // 25 events of mine: one every 170 minutes back from 11:50Z, over four local days, with three
+  // pairs sharing a timestamp (ties broken by id), mixed in batches with events of other people.
   const mine: { uuid: string; timestamp: string; event: string }[] = []
   for (let i = 0; i < 25; i++) {
-    const minutes = 10 * (i - (i === 5 || i === 13 || i === 20 ? 1 : 0)) // #5 = #4, #13 = #12, #20 = #19
+    const minutes = 170 * (i - (i === 5 || i === 13 || i === 20 ? 1 : 0)) // #5 = #4, #13 = #12, #20 = #19
     const at = new Date(Date.parse('2026-11-20T11:50:00Z') - minutes * 60_000).toISOString()
     mine.push({ uuid: randomUUID(), timestamp: at, event: i % 3 ? 'daily_use' : 'page_view' })
   }

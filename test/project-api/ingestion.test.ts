@@ -91,6 +91,29 @@ t.test('event ingestion', async (t) => {
     t.equal(now.registered_users, before.registered_users + 1)
   })
 
+  t.test('an event is its uuid on its day: resends are duplicates, even unstamped ones after midnight', async (t) => {
+    const uuid = randomUUID()
+    t.same((await post([ev('invite_sent', 'kim', { uuid, timestamp: '2026-11-20T08:00:00Z' })])).json(), { accepted: 1, duplicates: 0 })
+    // Resent with a later time of the same day (a client that re-stamps on retry): the same event.
+    t.same((await post([ev('invite_sent', 'kim', { uuid, timestamp: '2026-11-20T10:30:00Z' })])).json(), { accepted: 0, duplicates: 1 })
+
+    // No timestamp: stamped on receipt. Sent a moment before midnight, resent just after it.
+    const unstamped = { event: 'invite_sent', distinct_id: 'lea', uuid: randomUUID() }
+    clock.set('2026-11-20T23:59:59.500Z')
+    t.teardown(() => clock.set(NOW))
+    t.same((await post([unstamped])).json(), { accepted: 1, duplicates: 0 })
+    clock.set('2026-11-21T00:00:00.500Z')
+    const before = await state()
+    t.same((await post([unstamped, { ...unstamped, distinct_id: 'lea' }])).json(), { accepted: 0, duplicates: 2 }, 'found on the day before')
+    t.same(await state(), before, 'nothing counted twice')
+    t.equal(before.ops.at(-1).date, '2026-11-21')
+    t.equal(before.summary.find((d: { date: string }) => d.date === '2026-11-21').events.length, 0, 'nothing counted on the new day')
+
+    // The uuid reused for an event on another day (with its timestamp) is another event, as with
+    // Mixpanel's $insert_id: a resend always carries the original timestamp.
+    t.same((await post([ev('invite_sent', 'kim', { uuid, timestamp: '2026-11-18T08:00:00Z' })])).json(), { accepted: 1, duplicates: 0 })
+  })
+
   t.test('events without uuid are each new', async (t) => {
     const before = await today()
     const e = { event: 'signup', distinct_id: 'jon', timestamp: '2026-11-20T09:00:00Z' }
