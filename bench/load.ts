@@ -94,8 +94,8 @@ export async function loadEvents(sql: Sql, d: Dataset, jobs: number, chunkSize: 
                 extract(epoch from $8::timestamptz - (($6::date + $5::int - 1)::timestamp at time zone $7::text))::float8 * 1000 as today_ms
          from generate_series(0, $5::int - 1) n
        )
-       insert into events (project_id, uuid, event, distinct_id, occurred_at, day, properties, received_at)
-       select $1::text, gen_random_uuid(), c.event, 'user_' || a.u, t.at, (t.at at time zone $7::text)::date,
+       insert into events (project_id, project_seq, uuid, event, distinct_id, occurred_at, day, properties, received_at)
+       select $1::text, (select seq from projects where id = $1::text), gen_random_uuid(), c.event, 'user_' || a.u, t.at, (t.at at time zone $7::text)::date,
               case c.event
                 when 'page_view' then jsonb_build_object('path', '/docs/' || (g.i % 40))
                 when 'purchase' then jsonb_build_object('amount_cents', 500 + (g.i % 50) * 100, 'currency', 'USD')
@@ -257,19 +257,22 @@ export async function verifyRollupsByIngestion(app: FastifyInstance, sql: Sql, d
       n += rows.length
     }
     const ingestSeconds = (performance.now() - started) / 1000
-    const compare = async (table: string, columns: string) => {
+    // `source` folds the counter shards (the twin's batches may land in several).
+    const compare = async (table: string, columns: string, source = table) => {
       const [row] = await sql.unsafe<{ n: number }[]>(
-        `select ((select count(*) from (select ${columns} from ${table} where project_id = $1 except all select ${columns} from ${table} where project_id = $2) a)
-              + (select count(*) from (select ${columns} from ${table} where project_id = $2 except all select ${columns} from ${table} where project_id = $1) b))::int as n`,
+        `select ((select count(*) from (select ${columns} from ${source} where project_id = $1 except all select ${columns} from ${source} where project_id = $2) a)
+              + (select count(*) from (select ${columns} from ${source} where project_id = $2 except all select ${columns} from ${source} where project_id = $1) b))::int as n`,
         [d.projectId, twin.id]
       )
       return { table, differing: row!.n }
     }
     const results = [
       await compare('daily_event_users', 'event, day, distinct_id'),
-      await compare('daily_event_counts', 'day, event, events, unique_users'),
+      await compare('daily_event_counts', 'day, event, events, unique_users',
+        '(select project_id, day, event, sum(events) as events, sum(unique_users) as unique_users from daily_event_counts group by 1, 2, 3) s'),
       await compare('user_activity', 'distinct_id, last_active_day'),
-      await compare('project_event_stats', 'last_event_at, events'),
+      await compare('project_event_stats', 'last_event_at, events',
+        '(select project_id, max(last_event_at) as last_event_at, sum(events) as events from project_event_stats group by 1) s'),
     ]
     return { events: n, ingestSeconds, results }
   } finally {

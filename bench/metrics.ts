@@ -286,7 +286,7 @@ async function main() {
   // -------------------------------------------------------------------------------------------
   // Data set summary
   const [facts] = await sql<{ events: string; users: string; opportunities: string; pending_potential: string; first_day: string; last_day: string }[]>`
-    select (select events from project_event_stats where project_id = ${dataset.projectId})::text as events,
+    select (select sum(events) from project_event_stats where project_id = ${dataset.projectId})::text as events,
            (select count(distinct distinct_id) from daily_event_users where project_id = ${dataset.projectId} and event = 'signup')::text as users,
            (select sum(n) from opportunity_counts where project_id = ${dataset.projectId})::text as opportunities,
            (select sum(n) from opportunity_counts where project_id = ${dataset.projectId} and status = 'pending'
@@ -394,7 +394,7 @@ async function main() {
   const ceiling = cpuPer1000.databaseMs === undefined ? undefined : (os.cpus().length * 1000 * 1000) / (cpuPer1000.serverMs + cpuPer1000.databaseMs)
   log(`  CPU per 1000 events: ${fmtCpu(cpuPer1000)}` +
       (ceiling === undefined ? '' : ` → CPU-bound ceiling on ${os.cpus().length} otherwise idle CPUs ≈ ${fmtInt(ceiling)} events/s (excludes WAL writer, checkpointer, client)`))
-  const [after] = await sql<{ events: string }[]>`select events::text from project_event_stats where project_id = ${dataset.projectId}`
+  const [after] = await sql<{ events: string }[]>`select sum(events)::text as events from project_event_stats where project_id = ${dataset.projectId}`
   const expected = Number(facts!.events) + warmupAccepted + ing.accepted
   if (Number(after!.events) !== expected) throw new Error(`project_event_stats.events is ${after!.events}, expected ${expected}`)
 

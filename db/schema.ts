@@ -2,7 +2,7 @@
 // rollup tables are maintained at ingestion so metrics never scan raw events.
 import { sql } from 'drizzle-orm'
 import {
-  bigint, bigserial, boolean, date, index, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex, uuid,
+  bigint, bigserial, boolean, date, index, integer, jsonb, pgTable, primaryKey, smallint, text, timestamp, uniqueIndex, uuid,
 } from 'drizzle-orm/pg-core'
 
 const createdAt = () => timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow()
@@ -38,9 +38,11 @@ export const projects = pgTable('projects', {
   channels: text('channels').array().notNull().default(sql`'{}'::text[]`),
   stage: text('stage').notNull().default(''),
   timezone: text('timezone').notNull().default('UTC'),
+  /** A compact internal number for the project, which leads the large event indexes (4 bytes, not a text id). */
+  seq: integer('seq').generatedAlwaysAsIdentity().notNull(),
   createdAt: createdAt(),
   updatedAt: tstz('updated_at').notNull().defaultNow(),
-}, (t) => [uniqueIndex('projects_workspace_slug_key').on(t.workspaceId, t.slug)])
+}, (t) => [uniqueIndex('projects_workspace_slug_key').on(t.workspaceId, t.slug), uniqueIndex('projects_seq_key').on(t.seq)])
 
 export const memberships = pgTable('memberships', {
   userId: text('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
@@ -118,6 +120,8 @@ export const reviewHistory = pgTable('review_history', {
 export const events = pgTable('events', {
   id: bigserial('id', { mode: 'number' }).primaryKey(),
   projectId: text('project_id').notNull().references(() => projects.id, { onDelete: 'cascade' }),
+  /** projects.seq of project_id, written by the ingest statement from the project row it locks. */
+  projectSeq: integer('project_seq').notNull(),
   uuid: uuid('uuid').notNull(),
   event: text('event').notNull(),
   distinctId: text('distinct_id').notNull(),
@@ -127,14 +131,14 @@ export const events = pgTable('events', {
   properties: jsonb('properties').notNull().default(sql`'{}'::jsonb`),
   receivedAt: tstz('received_at').notNull().defaultNow(),
 }, (t) => [
-  // Both indexes lead with a day, so a batch of new events touches the few index pages of recent
-  // days instead of random pages of the whole index (random uuids, many users): the difference
-  // between ~1 full-page WAL image per event and a handful per batch (README, design notes).
-  // An event is identified by its uuid and the UTC date of its timestamp: a resend carries the
-  // same timestamp, and the identity does not move when the project's time zone changes.
-  uniqueIndex('events_uuid_key').on(t.projectId, sql`((occurred_at at time zone 'UTC')::date)`, t.uuid),
-  // The event stream reads it day by day, newest first (events repository, stream()).
-  index('events_day_stream_idx').on(t.projectId, t.day, t.distinctId, t.occurredAt.desc().nullsFirst(), t.id.desc().nullsFirst()),
+  // The two indexes every new event is written into, so kept small: they lead with the project's
+  // 4-byte seq rather than its text id (README, design notes).
+  // Idempotency by uuid (DESIGN §5): random uuids land anywhere in this index.
+  uniqueIndex('events_uuid_key').on(t.projectSeq, t.uuid),
+  // Leads with the day, so a batch of new events touches the few index pages of recent days
+  // instead of random pages of the whole index (200 k users). The event stream reads it day by
+  // day, newest first (events repository, stream()).
+  index('events_day_stream_idx').on(t.projectSeq, t.day, t.distinctId, t.occurredAt.desc().nullsFirst(), t.id.desc().nullsFirst()),
 ])
 
 /** First sighting of a user doing an event on a day: the source of exact unique counts. */
@@ -145,13 +149,21 @@ export const dailyEventUsers = pgTable('daily_event_users', {
   distinctId: text('distinct_id').notNull(),
 }, (t) => [primaryKey({ columns: [t.projectId, t.event, t.day, t.distinctId] })])
 
+/**
+ * Sharded counters: every batch adds to today's rows, and a row it updated stays locked until
+ * its commit. Each database connection adds to its own shard (its backend pid modulo
+ * COUNTER_SHARDS), so concurrent batches do not queue behind each other; readers sum the shards.
+ */
+export const COUNTER_SHARDS = 16
+
 export const dailyEventCounts = pgTable('daily_event_counts', {
   projectId: text('project_id').notNull().references(() => projects.id, { onDelete: 'cascade' }),
   day: date('day', { mode: 'string' }).notNull(),
   event: text('event').notNull(),
+  shard: smallint('shard').notNull().default(0),
   events: bigint('events', { mode: 'number' }).notNull(),
   uniqueUsers: bigint('unique_users', { mode: 'number' }).notNull(),
-}, (t) => [primaryKey({ columns: [t.projectId, t.day, t.event] })])
+}, (t) => [primaryKey({ columns: [t.projectId, t.day, t.event, t.shard] })])
 
 /** Each user's last day of `daily_use`: 7- and 30-day unique active users without scanning days. */
 export const userActivity = pgTable('user_activity', {
@@ -163,11 +175,13 @@ export const userActivity = pgTable('user_activity', {
   index('user_activity_day_idx').on(t.projectId, t.lastActiveDay),
 ])
 
+/** Latest event time and event total per project, sharded like daily_event_counts. */
 export const projectEventStats = pgTable('project_event_stats', {
-  projectId: text('project_id').primaryKey().references(() => projects.id, { onDelete: 'cascade' }),
+  projectId: text('project_id').notNull().references(() => projects.id, { onDelete: 'cascade' }),
+  shard: smallint('shard').notNull().default(0),
   lastEventAt: tstz('last_event_at').notNull(),
   events: bigint('events', { mode: 'number' }).notNull(),
-})
+}, (t) => [primaryKey({ columns: [t.projectId, t.shard] })])
 
 export const memories = pgTable('memories', {
   id: text('id').primaryKey(),

@@ -35,8 +35,6 @@ export default defineOperation({
         distinct_id: e.distinct_id,
         timestamp: valid ? at.toISOString() : '',
         properties: e.properties ?? {},
-        // Stamped on receipt: a resend after midnight must still find the first copy (the day before).
-        unstamped: e.uuid !== undefined && e.timestamp === undefined,
       }
     })
     if (problems.length) throw invalidArguments(problems)

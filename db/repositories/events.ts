@@ -1,6 +1,6 @@
-import { and, desc, eq, gte, lte, inArray, sql } from 'drizzle-orm'
+import { and, desc, eq, gte, lte, inArray, max, sql } from 'drizzle-orm'
 import { rowsOf, type Db } from '../client.ts'
-import { dailyEventCounts, events, projectEventStats, userActivity } from '../schema.ts'
+import { COUNTER_SHARDS, dailyEventCounts, events, projectEventStats, projects, userActivity } from '../schema.ts'
 
 export interface IncomingEvent {
   uuid: string
@@ -8,29 +8,24 @@ export interface IncomingEvent {
   distinct_id: string
   timestamp: string
   properties: Record<string, unknown>
-  /**
-   * The client sent a uuid but no timestamp: the event is stamped with the time of receipt, so a
-   * resend after the project's midnight lands on the next day. Such events are also looked for on
-   * the day before.
-   */
-  unstamped?: boolean
 }
 
 /** The event names that feed daily-ops (DESIGN §5). */
 export const SIGNUP = 'signup'
 export const DAILY_USE = 'daily_use'
 
-/** The UTC date of a timestamp, spelled as in the unique index events_uuid_key (so it is used). */
-const UTC_DAY = (column: string) => sql.raw(`((${column} at time zone 'UTC')::date)`)
+/** The project's seq, which leads the event indexes (evaluated once per statement). */
+export const projectSeq = (projectId: string) => sql<number>`(select ${projects.seq} from ${projects} where ${projects.id} = ${projectId})`
+
+/** This connection's counter shard (see COUNTER_SHARDS). */
+const SHARD = sql.raw(`(pg_backend_pid() % ${COUNTER_SHARDS})::smallint`)
 
 export function createEventsRepository(db: Db) {
   return {
     /**
      * Stores a batch and updates every rollup in ONE statement, so a batch is all or nothing.
-     * An event is identified by its uuid and the UTC date of its timestamp (the unique index): a
-     * resend carries the same timestamp; one stamped on receipt is also looked for on the day
-     * before, in case the resend came after midnight. Exact unique counts: a
-     * (project, event, day, user) pair increments `unique_users` only the first time it is inserted
+     * Idempotent by uuid (the unique index). Exact unique counts: a (project, event, day, user)
+     * pair increments `unique_users` only the first time it is inserted
      * into daily_event_users. Rows are written in key order so concurrent batches lock in the same
      * order and cannot deadlock.
      */
@@ -39,22 +34,18 @@ export function createEventsRepository(db: Db) {
       const result = await db.execute<{ accepted: number }>(sql`
         with project as (
           -- The share lock waits out a time-zone change (which rebuilds the rollups) and reads the zone it left.
-          select timezone from projects where id = ${projectId} for share
+          select timezone, seq from projects where id = ${projectId} for share
         ),
         input as (
-          select x.*, (x.timestamp at time zone project.timezone)::date as day
+          select x.*, (x.timestamp at time zone project.timezone)::date as day, project.seq
           from project, jsonb_to_recordset(${payload}::jsonb)
-            as x(uuid uuid, event text, distinct_id text, timestamp timestamptz, properties jsonb, unstamped boolean)
+            as x(uuid uuid, event text, distinct_id text, timestamp timestamptz, properties jsonb)
         ),
         ins as (
-          insert into events (project_id, uuid, event, distinct_id, occurred_at, day, properties, received_at)
-          select ${projectId}, uuid, event, distinct_id, timestamp, day, coalesce(properties, '{}'::jsonb), ${now.toISOString()}::timestamptz
-          from input
-          where not (coalesce(unstamped, false) and exists (
-            select 1 from events e where e.project_id = ${projectId} and e.uuid = input.uuid
-              and ${UTC_DAY('e.occurred_at')} = ${UTC_DAY('input.timestamp')} - 1))
-          order by ${UTC_DAY('timestamp')}, uuid
-          on conflict (project_id, ${UTC_DAY('occurred_at')}, uuid) do nothing
+          insert into events (project_id, project_seq, uuid, event, distinct_id, occurred_at, day, properties, received_at)
+          select ${projectId}, seq, uuid, event, distinct_id, timestamp, day, coalesce(properties, '{}'::jsonb), ${now.toISOString()}::timestamptz
+          from input order by uuid
+          on conflict (project_seq, uuid) do nothing
           returning event, distinct_id, day, occurred_at
         ),
         firsts as (
@@ -65,29 +56,35 @@ export function createEventsRepository(db: Db) {
           returning event, day
         ),
         active as (
+          -- Only users whose last active day moves: ON CONFLICT DO UPDATE locks the row even when
+          -- its WHERE is false, and the heavy users are in every concurrent batch.
           insert into user_activity (project_id, distinct_id, last_active_day)
-          select ${projectId}, distinct_id, max(day) from ins where event = ${DAILY_USE}
-          group by distinct_id order by distinct_id
+          select ${projectId}, a.distinct_id, a.day
+          from (select distinct_id, max(day) as day from ins where event = ${DAILY_USE} group by distinct_id) a
+          where not exists (
+            select 1 from user_activity u
+            where u.project_id = ${projectId} and u.distinct_id = a.distinct_id and u.last_active_day >= a.day)
+          order by a.distinct_id
           on conflict (project_id, distinct_id)
             do update set last_active_day = excluded.last_active_day
             where user_activity.last_active_day < excluded.last_active_day
           returning 1
         ),
         counted as (
-          insert into daily_event_counts (project_id, day, event, events, unique_users)
-          select ${projectId}, c.day, c.event, c.n, coalesce(f.n, 0)
+          insert into daily_event_counts (project_id, day, event, shard, events, unique_users)
+          select ${projectId}, c.day, c.event, ${SHARD}, c.n, coalesce(f.n, 0)
           from (select day, event, count(*) as n from ins group by day, event) c
           left join (select day, event, count(*) as n from firsts group by day, event) f using (day, event)
           order by c.day, c.event
-          on conflict (project_id, day, event) do update set
+          on conflict (project_id, day, event, shard) do update set
             events = daily_event_counts.events + excluded.events,
             unique_users = daily_event_counts.unique_users + excluded.unique_users
           returning 1
         ),
         stats as (
-          insert into project_event_stats (project_id, last_event_at, events)
-          select ${projectId}, max(occurred_at), count(*) from ins having count(*) > 0
-          on conflict (project_id) do update set
+          insert into project_event_stats (project_id, shard, last_event_at, events)
+          select ${projectId}, ${SHARD}, max(occurred_at), count(*) from ins having count(*) > 0
+          on conflict (project_id, shard) do update set
             last_event_at = greatest(project_event_stats.last_event_at, excluded.last_event_at),
             events = project_event_stats.events + excluded.events
           returning 1
@@ -102,7 +99,12 @@ export function createEventsRepository(db: Db) {
     /** Per-day, per-event counters for [from, to] (inclusive), optionally some events only. */
     async dailyCounts(projectId: string, from: string, to: string, names?: string[]) {
       return db
-        .select({ day: dailyEventCounts.day, event: dailyEventCounts.event, events: dailyEventCounts.events, uniqueUsers: dailyEventCounts.uniqueUsers })
+        .select({
+          day: dailyEventCounts.day,
+          event: dailyEventCounts.event,
+          events: sql`sum(${dailyEventCounts.events})`.mapWith(Number),
+          uniqueUsers: sql`sum(${dailyEventCounts.uniqueUsers})`.mapWith(Number),
+        })
         .from(dailyEventCounts)
         .where(
           and(
@@ -112,6 +114,7 @@ export function createEventsRepository(db: Db) {
             names ? inArray(dailyEventCounts.event, names) : undefined
           )
         )
+        .groupBy(dailyEventCounts.day, dailyEventCounts.event)
     },
 
     /**
@@ -128,15 +131,17 @@ export function createEventsRepository(db: Db) {
     },
 
     async lastEventAt(projectId: string): Promise<Date | null> {
-      const [row] = await db.select({ at: projectEventStats.lastEventAt }).from(projectEventStats).where(eq(projectEventStats.projectId, projectId))
+      const [row] = await db.select({ at: max(projectEventStats.lastEventAt) }).from(projectEventStats).where(eq(projectEventStats.projectId, projectId))
       return row?.at ?? null
     },
 
     /**
      * One user's events, newest first, strictly before the cursor (occurred_at, id). The stream
      * index leads with the day (cheap ingestion), so the user's events are read day by day, newest
-     * day first, from the days the project has events on, stopping once the page is full. A day in
-     * the project's time zone never runs backwards, so day order agrees with time order.
+     * day first, from the days the project has events on, stopping once the page is full: one index
+     * probe per day with events until the page fills (≈ 1 ms per few hundred days). Day order is time
+     * order because local dates do not run backwards — in every zone since 2011; a few zones did
+     * briefly before (e.g. America/St_Johns), where events of that hour may list out of order.
      */
     async stream(projectId: string, distinctId: string, limit: number, before?: { at: Date; id: number }) {
       const cursorAt = before ? sql`${before.at.toISOString()}::timestamptz` : undefined
@@ -157,7 +162,7 @@ export function createEventsRepository(db: Db) {
         .from(events)
         .where(
           and(
-            eq(events.projectId, projectId),
+            eq(events.projectSeq, projectSeq(projectId)),
             sql`${events.day} = ${days.day}`,
             eq(events.distinctId, distinctId),
             before ? sql`(${events.occurredAt}, ${events.id}) < (${cursorAt}, ${before.id})` : undefined

