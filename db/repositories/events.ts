@@ -25,9 +25,9 @@ export function createEventsRepository(db: Db) {
     /**
      * Stores a batch and updates every rollup in ONE statement, so a batch is all or nothing.
      * Idempotent by uuid (the unique index). Exact unique counts: a (project, event, day, user)
-     * pair increments `unique_users` only the first time it is inserted
-     * into daily_event_users. Rows are written in key order so concurrent batches lock in the same
-     * order and cannot deadlock.
+     * pair increments `unique_users` only the first time it is inserted into daily_event_users.
+     * Rows are written in key order so concurrent batches lock in the same order and cannot
+     * deadlock; the counters are sharded so that they do not make batches wait at all.
      */
     async ingest(projectId: string, batch: IncomingEvent[], now: Date): Promise<{ accepted: number; duplicates: number }> {
       const payload = JSON.stringify(batch)
