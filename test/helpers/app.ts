@@ -1,6 +1,6 @@
 // Builds the app for one test file on a database of its own: in-memory PGlite by default,
 // or a fresh database on the PostgreSQL server named by DATABASE_URL (dropped afterwards).
-import { randomBytes } from 'node:crypto'
+import { randomBytes, randomUUID } from 'node:crypto'
 import postgres from 'postgres'
 import type { FastifyInstance } from 'fastify'
 import type { Test } from 'tap'
@@ -96,4 +96,14 @@ export async function listenTestApp(t: Teardown, options: TestAppOptions = {}): 
 /** Asserts a status; on a mismatch the message is the body, which says what went wrong. */
 export function expectStatus(t: Test, res: { statusCode: number; body: string }, status: number) {
   t.equal(res.statusCode, status, res.statusCode === status ? `status ${status}` : res.body.slice(0, 500))
+}
+
+/** POST /v1/events with an ingest key: [event, distinct_id, timestamp] each with a fresh uuid; the answer, or throws unless 200. */
+export async function ingestEvents(app: FastifyInstance, ingestKey: string, events: [string, string, string][]) {
+  const res = await app.inject({
+    method: 'POST', url: '/v1/events', headers: bearer(ingestKey),
+    payload: { events: events.map(([event, distinct_id, timestamp]) => ({ event, distinct_id, timestamp, uuid: randomUUID() })) },
+  })
+  if (res.statusCode !== 200) throw new Error(`ingest: ${res.statusCode} ${res.body}`)
+  return res.json() as { accepted: number; duplicates: number }
 }

@@ -1,8 +1,7 @@
 // daily-ops, daily-event-summary and overview over a small known dataset: exact unique
 // counts per day, dense series, windows, and every KPI of the overview.
 import t from 'tap'
-import { randomUUID } from 'node:crypto'
-import { bearer, buildTestApp, fixedClock, seedWorkspace } from '../helpers/app.ts'
+import { bearer, buildTestApp, fixedClock, seedWorkspace, ingestEvents } from '../helpers/app.ts'
 import { addDays, dayRange } from '../../core/time.ts'
 
 const base = (project: string) => `/api/v1/mcp/projects/${project}`
@@ -27,14 +26,7 @@ t.test('daily metrics and overview', async (t) => {
     if (res.statusCode !== 200) throw new Error(`${path}: ${res.statusCode} ${res.body}`)
     return res.json()
   }
-  const ingest = async (events: [string, string, string][]) => {
-    const res = await app.inject({
-      method: 'POST', url: '/v1/events', headers: bearer(ws.keys.ingest),
-      payload: { events: events.map(([event, distinct_id, timestamp]) => ({ event, distinct_id, timestamp, uuid: randomUUID() })) },
-    })
-    if (res.statusCode !== 200) throw new Error(`ingest: ${res.statusCode} ${res.body}`)
-    return res.json()
-  }
+  const ingest = (events: [string, string, string][]) => ingestEvents(app, ws.keys.ingest, events)
 
   // The dataset (UTC days). Two batches, so unique counts must hold across batches too.
   t.same(await ingest([

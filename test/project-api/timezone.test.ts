@@ -1,9 +1,8 @@
 // Days in the project's time zone across daylight-saving changes: Europe/Berlin on
 // 2026-10-25 (25 hours: 03:00 CEST → 02:00 CET) and 2026-03-29 (23 hours: 02:00 CET → 03:00 CEST).
 import t from 'tap'
-import { randomUUID } from 'node:crypto'
 import { eq } from 'drizzle-orm'
-import { bearer, buildTestApp, fixedClock, seedWorkspace } from '../helpers/app.ts'
+import { bearer, buildTestApp, fixedClock, seedWorkspace, ingestEvents } from '../helpers/app.ts'
 import { projects } from '../../db/schema.ts'
 import { dayRange } from '../../core/time.ts'
 
@@ -22,14 +21,7 @@ t.test('Europe/Berlin across daylight-saving changes', async (t) => {
     if (res.statusCode !== 200) throw new Error(`${path}: ${res.statusCode} ${res.body}`)
     return res.json()
   }
-  const ingest = async (events: [string, string, string][]) => {
-    const res = await app.inject({
-      method: 'POST', url: '/v1/events', headers: bearer(ws.keys.ingest),
-      payload: { events: events.map(([event, distinct_id, timestamp]) => ({ event, distinct_id, timestamp, uuid: randomUUID() })) },
-    })
-    if (res.statusCode !== 200) throw new Error(`ingest: ${res.statusCode} ${res.body}`)
-    return res.json()
-  }
+  const ingest = (events: [string, string, string][]) => ingestEvents(app, ws.keys.ingest, events)
   const byDate = (days: { date: string }[]): Record<string, any> => Object.fromEntries(days.map((d) => [d.date, d]))
 
   t.same(await ingest([
