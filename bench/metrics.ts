@@ -156,7 +156,7 @@ function table(header: string[], rows: string[][]): string {
 class Client {
   private readonly child: ChildProcess
   constructor() {
-    // The same loader flags (tsx) as this process, so the child runs TypeScript too.
+    // The same Node flags as this process (Node strips the child's types as it does ours).
     this.child = fork(new URL('./client.ts', import.meta.url).pathname, [], { execArgv: process.execArgv, stdio: 'inherit' })
   }
   run<T>(task: ClientTask): Promise<T> {

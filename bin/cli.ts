@@ -20,8 +20,10 @@ export { defineCommand, type CliIo, type Command } from './command.ts'
 
 class UsageError extends Error {
   override name = 'UsageError'
-  constructor(message: string, readonly command?: readonly string[]) {
+  readonly command?: readonly string[]
+  constructor(message: string, command?: readonly string[]) {
     super(message)
+    this.command = command
   }
 }
 
@@ -476,7 +478,7 @@ function helpFor(words: readonly string[]): string {
 }
 
 // ---------------------------------------------------------------------------------------
-// Run directly (`tsx bin/cli.ts …`, as `npm run migrate` does); bin/growthdesk.js calls main itself.
+// Run directly (`node bin/cli.ts …`, as `npm run migrate` does); bin/growthdesk.js calls main itself.
 
 function isEntryPoint(): boolean {
   const script = process.argv[1]

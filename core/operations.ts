@@ -109,9 +109,10 @@ function stripIds(schema: TSchema): TSchema {
 export class Registry {
   private readonly entries = new Map<string, Entry>()
 
-  constructor(
-    private readonly deps: { repos: Repositories; now: () => Date }
-  ) {}
+  private readonly deps: { repos: Repositories; now: () => Date }
+  constructor(deps: { repos: Repositories; now: () => Date }) {
+    this.deps = deps
+  }
 
   add(op: Operation): void {
     if (this.entries.has(op.name)) throw new Error(`Operation ${op.name} is defined twice`)

@@ -130,7 +130,7 @@ t.test('the server refuses a bad PORT with one line on stderr and exit code 1', 
   delete env.HOST
   delete env.PUBLIC_URL
   delete env.NODE_OPTIONS
-  const child = spawn(process.execPath, ['--import', 'tsx', 'server.ts'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = spawn(process.execPath, ['server.ts'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] })
   let stdout = ''
   let stderr = ''
   child.stdout.on('data', (chunk) => (stdout += chunk))

@@ -258,7 +258,7 @@ t.test('an embedded database held by another process is refused with the way out
 
 t.test('the installed executable bin/growthdesk.js', async (t) => {
   t.ok(fs.statSync(BIN).mode & 0o111, 'is executable')
-  // A bare environment and another working directory: the launcher must find tsx and our tsconfig itself.
+  // A bare environment and another working directory: the launcher runs its TypeScript with Node alone.
   const child = spawn(BIN, ['admin', 'bootstrap', '--json'], {
     cwd: os.tmpdir(),
     env: { PATH: process.env.PATH, ...env },

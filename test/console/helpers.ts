@@ -77,10 +77,12 @@ type InjectResponse = Awaited<ReturnType<FastifyInstance['inject']>>
 /** A cookie-keeping client over app.inject (optionally from a given IP), following nothing. */
 export class Agent {
   readonly cookies = new Map<string, string>()
-  constructor(
-    private readonly app: FastifyInstance,
-    private readonly ip = '127.0.0.1'
-  ) {}
+  private readonly app: FastifyInstance
+  private readonly ip: string
+  constructor(app: FastifyInstance, ip = '127.0.0.1') {
+    this.app = app
+    this.ip = ip
+  }
 
   private remember(res: InjectResponse) {
     for (const c of res.cookies as { name: string; value: string; expires?: Date; maxAge?: number }[]) {
