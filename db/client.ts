@@ -2,12 +2,7 @@
 // (a folder, or memory). Both are driven through the same drizzle schema and queries.
 import fs from 'node:fs'
 import path from 'node:path'
-import { drizzle as drizzlePglite } from 'drizzle-orm/pglite'
-import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js'
-import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator'
-import { migrate as migratePostgres } from 'drizzle-orm/postgres-js/migrator'
-import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core'
-import { sql } from 'drizzle-orm'
+import { drizzlePglite, drizzlePostgres, migratePglite, migratePostgres, sql, type PgDatabase, type PgQueryResultHKT } from './orm.ts'
 import type { Database as DatabaseConfig } from '../config.ts'
 import { schema } from './schema.ts'
 

@@ -1,9 +1,6 @@
 // Tables of growthdesk. Public ids are prefixed text (prj_, opp_, mem_, key_ …);
 // rollup tables are maintained at ingestion so metrics never scan raw events.
-import { sql } from 'drizzle-orm'
-import {
-  bigint, bigserial, boolean, date, index, integer, jsonb, pgTable, primaryKey, smallint, text, timestamp, uniqueIndex, uuid,
-} from 'drizzle-orm/pg-core'
+import { sql, bigint, bigserial, boolean, date, index, integer, jsonb, pgTable, primaryKey, smallint, text, timestamp, uniqueIndex, uuid } from './orm.ts'
 
 const createdAt = () => timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow()
 const tstz = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' })

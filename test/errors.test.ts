@@ -1,6 +1,6 @@
 import t from 'tap'
 import Fastify from 'fastify'
-import { sql } from 'drizzle-orm'
+import { sql } from '../db/orm.ts'
 import { BODY_LIMIT } from '../app.ts'
 import { appError } from '../core/errors.ts'
 import { frameworkErrors } from '../plugins/errors.ts'

@@ -1,4 +1,4 @@
-import { and, desc, eq, inArray, isNull, lt, or, sql } from 'drizzle-orm'
+import { and, desc, eq, inArray, isNull, lt, or, sql } from '../orm.ts'
 import type { Db } from '../client.ts'
 import { apiKeys, users } from '../schema.ts'
 import { newId } from '../../core/ids.ts'

@@ -1,4 +1,4 @@
-import { and, desc, eq, gte, lte, inArray, max, sql } from 'drizzle-orm'
+import { and, desc, eq, gte, lte, inArray, max, sql } from '../orm.ts'
 import { rowsOf, type Db } from '../client.ts'
 import { COUNTER_SHARDS, dailyEventCounts, events, projectEventStats, projects, userActivity } from '../schema.ts'
 

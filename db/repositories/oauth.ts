@@ -1,6 +1,6 @@
 // OAuth 2.1 state: clients, grants (consents), single-use codes, rotating refresh tokens.
 // Every secret is stored as its SHA-256 only, like API keys.
-import { and, desc, eq, isNull, sql } from 'drizzle-orm'
+import { and, desc, eq, isNull, sql } from '../orm.ts'
 import type { Db } from '../client.ts'
 import { apiKeys, oauthClients, oauthCodes, oauthGrants, oauthRefreshTokens } from '../schema.ts'
 import { newId } from '../../core/ids.ts'

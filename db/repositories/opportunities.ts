@@ -1,4 +1,4 @@
-import { and, asc, desc, eq, sql, type SQL } from 'drizzle-orm'
+import { and, asc, desc, eq, sql, type SQL } from '../orm.ts'
 import type { Db } from '../client.ts'
 import { opportunities, opportunityCounts, reviewHistory, users } from '../schema.ts'
 import { newId } from '../../core/ids.ts'

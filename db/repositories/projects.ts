@@ -1,4 +1,4 @@
-import { and, asc, eq, or, sql } from 'drizzle-orm'
+import { and, asc, eq, or, sql } from '../orm.ts'
 import type { Db } from '../client.ts'
 import { dailyEventCounts, dailyEventUsers, events, memberships, projects, userActivity, users } from '../schema.ts'
 import { projectSeq } from './events.ts'

@@ -1,5 +1,5 @@
 // Console sessions (the @fastify/session store) and the secrets the service keeps for itself.
-import { eq, lt } from 'drizzle-orm'
+import { eq, lt } from '../orm.ts'
 import type { Db } from '../client.ts'
 import { appSecrets, sessions } from '../schema.ts'
 import { randomBase62 } from '../../core/ids.ts'

@@ -1,5 +1,5 @@
 // Ranked full-text search over what a team wrote down: opportunities and memories.
-import { sql } from 'drizzle-orm'
+import { sql } from '../orm.ts'
 import { rowsOf, type Db } from '../client.ts'
 
 export type SignalKind = 'opportunity' | 'memory'

@@ -1,4 +1,4 @@
-import { and, eq, sql } from 'drizzle-orm'
+import { and, eq, sql } from '../orm.ts'
 import type { Db } from '../client.ts'
 import { memberships, users } from '../schema.ts'
 import { newId } from '../../core/ids.ts'

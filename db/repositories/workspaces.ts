@@ -1,4 +1,4 @@
-import { eq, sql } from 'drizzle-orm'
+import { eq, sql } from '../orm.ts'
 import type { Db } from '../client.ts'
 import { workspaces } from '../schema.ts'
 import { newId } from '../../core/ids.ts'

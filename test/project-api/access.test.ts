@@ -1,7 +1,7 @@
 // Who may do what on the project-side API: viewers read metrics but not opportunities,
 // reviewers review, other workspaces see nothing (404, never 403), slugs work like ids.
 import t from 'tap'
-import { eq } from 'drizzle-orm'
+import { eq } from '../../db/orm.ts'
 import type { FastifyInstance } from 'fastify'
 import { addMember, bearer, buildTestApp, fixedClock, seedWorkspace } from '../helpers/app.ts'
 import { createKey } from '../../core/admin.ts'

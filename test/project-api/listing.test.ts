@@ -1,7 +1,7 @@
 // GET /api/v1/mcp/projects/:project_id/opportunities: every filter, pagination, totals from
 // the trigger-maintained counters, `date=today` in the project's time zone, and every bad value.
 import t from 'tap'
-import { eq } from 'drizzle-orm'
+import { eq } from '../../db/orm.ts'
 import type { FastifyInstance } from 'fastify'
 import { bearer, buildTestApp, fixedClock, seedWorkspace } from '../helpers/app.ts'
 import { projects } from '../../db/schema.ts'

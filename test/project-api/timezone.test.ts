@@ -1,7 +1,7 @@
 // Days in the project's time zone across daylight-saving changes: Europe/Berlin on
 // 2026-10-25 (25 hours: 03:00 CEST → 02:00 CET) and 2026-03-29 (23 hours: 02:00 CET → 03:00 CEST).
 import t from 'tap'
-import { eq } from 'drizzle-orm'
+import { eq } from '../../db/orm.ts'
 import { bearer, buildTestApp, fixedClock, seedWorkspace, ingestEvents } from '../helpers/app.ts'
 import { projects } from '../../db/schema.ts'
 import { dayRange } from '../../core/time.ts'
