@@ -35,7 +35,8 @@ const hints: Record<keyof Env, string> = {
 
 export type Database =
   | { kind: 'postgres'; url: string }
-  | { kind: 'pglite'; dataDir: string | undefined } // undefined = in memory
+  /** dataDir undefined = in memory; `snapshot`, a data-folder tarball to start from (tests start from a migrated one). */
+  | { kind: 'pglite'; dataDir: string | undefined; snapshot?: Blob }
 
 export interface Config {
   host: string

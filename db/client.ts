@@ -28,6 +28,8 @@ export interface Database {
   db: Db
   kind: 'postgres' | 'pglite'
   migrate(): Promise<void>
+  /** Embedded only: the whole data folder as a tarball (what `snapshot` in the config starts from). */
+  dumpDataDir?(): Promise<Blob>
   ping(): Promise<void>
   close(): Promise<void>
 }
@@ -118,7 +120,7 @@ export async function openDatabase(config: DatabaseConfig): Promise<Database> {
   const unlock = config.dataDir ? lockDataDir(config.dataDir) : () => {}
   let client: InstanceType<typeof PGlite>
   try {
-    client = new PGlite(config.dataDir)
+    client = new PGlite(config.dataDir, config.snapshot ? { loadDataDir: config.snapshot } : {})
     await client.waitReady
   } catch (err) {
     unlock()
@@ -134,6 +136,7 @@ export async function openDatabase(config: DatabaseConfig): Promise<Database> {
     async ping() {
       await client.query('select 1')
     },
+    dumpDataDir: () => client.dumpDataDir('none'),
     close: once(async () => {
       try {
         await client.close()

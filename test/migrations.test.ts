@@ -3,8 +3,7 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { spawn } from 'node:child_process'
-import { is, sql } from 'drizzle-orm'
-import { PgTable, getTableConfig } from 'drizzle-orm/pg-core'
+import { is, sql, PgTable, getTableConfig } from '../db/orm.ts'
 import { buildApp } from '../app.ts'
 import { DatabaseInUseError, openDatabase, rowsOf, type Db } from '../db/client.ts'
 import * as schemaModule from '../db/schema.ts'
@@ -64,7 +63,7 @@ function tmpDir(t: { teardown(fn: () => unknown): void }): string {
 }
 
 t.test('migrations on the backend under test', async (t) => {
-  const app = await buildTestApp(t)
+  const app = await buildTestApp(t, { emptyDatabase: true })
   t.equal(app.database.kind, process.env.DATABASE_URL && process.env.DATABASE_URL !== 'memory://' ? 'postgres' : 'pglite')
 
   t.test('create exactly the tables of the schema, with its columns', async (t) => {
@@ -92,7 +91,7 @@ t.test('migrations on the backend under test', async (t) => {
   })
 
   t.test('two processes migrating one fresh PostgreSQL database at once', { skip: app.database.kind !== 'postgres' && 'PostgreSQL only' }, async (t) => {
-    const database = await testDatabase(t)
+    const database = await testDatabase(t, { empty: true })
     const [a, b] = await Promise.all([openDatabase(database), openDatabase(database)])
     t.teardown(async () => {
       await a!.close()
