@@ -64,6 +64,10 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     logger: options.logger ?? loggerOptions(config.logLevel),
     bodyLimit: BODY_LIMIT,
     return503OnClosing: true,
+    // Opening and migrating the embedded database can take many seconds on a loaded 2-core
+    // machine; Fastify's 10 s default failed starts there. A database that does not answer is
+    // reported by its driver's own connect timeout.
+    pluginTimeout: 120_000,
     forceCloseConnections: 'idle',
     routerOptions: { ignoreTrailingSlash: true },
     frameworkErrors,

@@ -8,6 +8,8 @@ declare module 'fastify' {
   interface FastifyInstance {
     database: Database
     db: Db
+    /** How long opening and migrating took, in ms (the server's start-up line reports them). */
+    databaseTimings: { openMs: number; migrateMs: number }
   }
 }
 
@@ -16,13 +18,16 @@ export interface DatabasePluginOptions {
 }
 
 async function databasePlugin(app: FastifyInstance, options: DatabasePluginOptions) {
+  const started = performance.now()
   const database = await openDatabase(options.database)
+  const opened = performance.now()
   try {
     await database.migrate()
   } catch (err) {
     await database.close()
     throw err
   }
+  app.decorate('databaseTimings', { openMs: opened - started, migrateMs: performance.now() - opened })
   app.decorate('database', database)
   app.decorate('db', database.db)
   app.addHook('onClose', async () => {
