@@ -1,0 +1,16 @@
+// Lint: neostandard (the Fastify team's style, with its TypeScript rules), run by `npm test`.
+import neostandard from 'neostandard'
+
+export default [
+  ...neostandard({ ts: true, ignores: ['node_modules/**', '.data/**', 'coverage/**', '.tap/**'] }),
+  {
+    rules: {
+      // House style: `function name()` without the space standard asks for.
+      '@stylistic/space-before-function-paren': ['error', { anonymous: 'always', named: 'never', asyncArrow: 'always' }],
+      // Short objects stay on one line; long ones put each property on its own.
+      '@stylistic/object-property-newline': ['error', { allowAllPropertiesOnSameLine: true }],
+      // Wire fields are snake_case by contract (page_size, input_schema, review_note …).
+      camelcase: 'off',
+    },
+  },
+]
