@@ -27,7 +27,8 @@ function rssMb(pid: number): number {
 
 async function startOnce(env: NodeJS.ProcessEnv, port: number): Promise<Run> {
   const began = performance.now()
-  const child = spawn(process.execPath, ['server.ts'], {
+  // As `npm start` runs it (package.json), minus npm itself.
+  const child = spawn(process.execPath, ['--max-semi-space-size=4', 'server.ts'], {
     cwd: root, env: { ...env, PORT: String(port), LOG_LEVEL: 'info' }, stdio: ['ignore', 'pipe', 'inherit'],
   })
   let startup: Startup | undefined

@@ -120,7 +120,12 @@ export async function openDatabase(config: DatabaseConfig): Promise<Database> {
   const unlock = config.dataDir ? lockDataDir(config.dataDir) : () => {}
   let client: InstanceType<typeof PGlite>
   try {
-    client = new PGlite(config.dataDir, config.snapshot ? { loadDataDir: config.snapshot } : {})
+    client = new PGlite(config.dataDir, {
+      // PostgreSQL's 128 MB default lives inside PGlite's WebAssembly memory, which never
+      // shrinks: an embedded server of one process does well with a quarter of it.
+      postgresqlconf: ['shared_buffers=32MB'],
+      ...(config.snapshot ? { loadDataDir: config.snapshot } : {}),
+    })
     await client.waitReady
   } catch (err) {
     unlock()
