@@ -72,7 +72,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     routerOptions: { ignoreTrailingSlash: true },
     frameworkErrors,
     // A hop count becomes "trust the nearest n proxies" (Fastify's types take no number).
-    trustProxy: typeof config.trustProxy === 'number' ? ((_address: string, hop: number) => hop < (config.trustProxy as number)) : (config.trustProxy ?? false),
+    trustProxy: typeof config.trustProxy === 'number' ? (_address: string, hop: number) => hop < (config.trustProxy as number) : (config.trustProxy ?? false),
   }).withTypeProvider<TypeBoxTypeProvider>()
 
   app.setValidatorCompiler(({ schema, httpPart }) =>

@@ -11,6 +11,11 @@ export default [
       '@stylistic/object-property-newline': ['error', { allowAllPropertiesOnSameLine: true }],
       // Wire fields are snake_case by contract (page_size, input_schema, review_note …).
       camelcase: 'off',
+      // `const Role = Type.Union(…)` beside `type Role = Static<typeof Role>` is TypeBox's idiom;
+      // TypeScript itself refuses a real redeclaration.
+      '@typescript-eslint/no-redeclare': 'off',
+      // `void promise` marks a promise deliberately not awaited.
+      'no-void': ['error', { allowAsStatement: true }],
     },
   },
 ]

@@ -9,17 +9,17 @@ export type ClientTask =
   | { kind: 'latency'; url: string; headers: Record<string, string>; warmup: number; requests: number }
   | { kind: 'autocannon'; url: string; headers: Record<string, string>; connections: number; seconds: number }
   | {
-      kind: 'ingest'
-      url: string
-      key: string
-      clients: number
-      batchSize: number
-      maxBatches: number
-      seconds: number
-      users: number
-      /** Timestamps fall in the last `spreadHours` hours before the task starts. */
-      spreadHours: number
-    }
+    kind: 'ingest'
+    url: string
+    key: string
+    clients: number
+    batchSize: number
+    maxBatches: number
+    seconds: number
+    users: number
+    /** Timestamps fall in the last `spreadHours` hours before the task starts. */
+    spreadHours: number
+  }
 
 export interface LatencyResult {
   samples: number[]

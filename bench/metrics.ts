@@ -159,6 +159,7 @@ class Client {
     // The same Node flags as this process (Node strips the child's types as it does ours).
     this.child = fork(new URL('./client.ts', import.meta.url).pathname, [], { execArgv: process.execArgv, stdio: 'inherit' })
   }
+
   run<T>(task: ClientTask): Promise<T> {
     return new Promise((resolve, reject) => {
       const onExit = (code: number | null) => reject(new Error(`the client process exited (${code}) during ${task.kind}`))
@@ -171,6 +172,7 @@ class Client {
       this.child.send(task)
     })
   }
+
   close() {
     if (this.child.connected) this.child.disconnect()
     if (this.child.exitCode === null) this.child.kill()

@@ -31,13 +31,14 @@ async function startOnce(env: NodeJS.ProcessEnv, port: number): Promise<Run> {
   const child = spawn(process.execPath, ['--max-semi-space-size=4', 'server.ts'], {
     cwd: root, env: { ...env, PORT: String(port), LOG_LEVEL: 'info' }, stdio: ['ignore', 'pipe', 'inherit'],
   })
-  let startup: Startup | undefined
   let out = ''
-  child.stdout.on('data', (chunk: Buffer) => {
-    out += chunk
-    for (const line of out.split('\n')) {
-      if (line.includes('"startup"')) startup = (JSON.parse(line) as { startup: Startup }).startup
-    }
+  const startupLine = new Promise<Startup>((resolve) => {
+    child.stdout.on('data', (chunk: Buffer) => {
+      out += chunk
+      for (const line of out.split('\n')) {
+        if (line.includes('"startup"')) resolve((JSON.parse(line) as { startup: Startup }).startup)
+      }
+    })
   })
   let health = 0
   for (;;) {
@@ -49,7 +50,7 @@ async function startOnce(env: NodeJS.ProcessEnv, port: number): Promise<Run> {
     }
     await new Promise((resolve) => setTimeout(resolve, 10))
   }
-  while (!startup) await new Promise((resolve) => setTimeout(resolve, 10))
+  const startup = await startupLine
   await new Promise((resolve) => setTimeout(resolve, IDLE_MS))
   const rss = rssMb(child.pid!)
   child.kill('SIGTERM')

@@ -67,4 +67,3 @@ export type Command = CommandSpec<OptionSpecs, string>
 export function defineCommand<const O extends OptionSpecs, const P extends string = never>(spec: CommandSpec<O, P>): Command {
   return spec as unknown as Command
 }
-

@@ -115,7 +115,7 @@ export const seedDemo = defineCommand({
       const result = { project: { id: project.id, slug: project.slug }, opportunities, memories, events: accepted, distinct_users: users }
       inv.print(result, [
         `Seeded ${project.slug}: ${opportunities} opportunities, ${memories} memories, ${accepted} events from ${users} users over 30 days.`,
-        accepted === 0 && opportunities === 0 ? 'Nothing new: the demo data was there already.' : `Look at it: the console's review board and metrics pages, or get_overview.`,
+        accepted === 0 && opportunities === 0 ? 'Nothing new: the demo data was there already.' : 'Look at it: the console\'s review board and metrics pages, or get_overview.',
       ])
     })
   },

@@ -119,9 +119,9 @@ export class Registry {
     const input =
       op.scope === 'project'
         ? Type.Object({ project: Type.Optional(ProjectRef), ...op.input.properties }, {
-            additionalProperties: false,
-            ...(op.input.description ? { description: op.input.description } : {}),
-          })
+          additionalProperties: false,
+          ...(op.input.description ? { description: op.input.description } : {}),
+        })
         : op.input
     const contract: ToolContract = {
       name: op.name,

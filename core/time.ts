@@ -5,8 +5,7 @@ const formatters = new Map<string, Intl.DateTimeFormat>()
 
 export function isTimeZone(tz: string): boolean {
   try {
-    new Intl.DateTimeFormat('en-US', { timeZone: tz })
-    return true
+    return new Intl.DateTimeFormat('en-US', { timeZone: tz }).resolvedOptions().timeZone !== ''
   } catch {
     return false
   }

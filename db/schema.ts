@@ -246,7 +246,24 @@ export const oauthRefreshTokens = pgTable('oauth_refresh_tokens', {
 }, (t) => [index('oauth_refresh_grant_idx').on(t.grantId)])
 
 export const schema = {
-  workspaces, users, projects, memberships, apiKeys, opportunities, opportunityCounts, reviewHistory,
-  events, dailyEventUsers, dailyEventCounts, userActivity, projectEventStats, memories,
-  sessions, appSecrets, oauthClients, oauthGrants, oauthCodes, oauthRefreshTokens,
+  workspaces,
+  users,
+  projects,
+  memberships,
+  apiKeys,
+  opportunities,
+  opportunityCounts,
+  reviewHistory,
+  events,
+  dailyEventUsers,
+  dailyEventCounts,
+  userActivity,
+  projectEventStats,
+  memories,
+  sessions,
+  appSecrets,
+  oauthClients,
+  oauthGrants,
+  oauthCodes,
+  oauthRefreshTokens,
 }

@@ -8,7 +8,7 @@ import { appError, detailsFromValidation, errorBody, invalidArguments } from '..
 const fastifyErrors: Record<string, (err: FastifyError) => Error> = {
   FST_ERR_CTP_INVALID_JSON_BODY: () => appError('InvalidJson', 'The request body is not valid JSON.'),
   FST_ERR_CTP_EMPTY_JSON_BODY: () =>
-    appError('InvalidJson', "The request body is empty but Content-Type is application/json; send a JSON value such as {}."),
+    appError('InvalidJson', 'The request body is empty but Content-Type is application/json; send a JSON value such as {}.'),
   FST_ERR_CTP_BODY_TOO_LARGE: () => appError('PayloadTooLarge', 'The request body is larger than the 1 MiB limit.'),
   FST_ERR_CTP_INVALID_MEDIA_TYPE: (err) => appError('UnsupportedMediaType', `${err.message}. Send Content-Type: application/json.`),
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: () => appError('InvalidArguments', 'The Content-Length header does not match the body.'),

@@ -43,7 +43,7 @@ const mcpRoutes: FastifyPluginAsync<{ publicUrl: string; allowedOrigins: string[
     { uri: `${publicUrl}/skills/growth/SKILL.md`, name: 'growth-skill', title: 'Growth skill (optional)', description: 'Exploration ideas; never changes tool inputs.', text: growthSkillMarkdown(publicUrl) },
   ]
   const instructions =
-    `growthdesk: growth opportunities, a review pipeline, daily metrics, project cards and memories. ` +
+    'growthdesk: growth opportunities, a review pipeline, daily metrics, project cards and memories. ' +
     `Call list_projects to find a project, then pass its id or slug as \`project\`. Read the resource ${publicUrl}/SKILL.md for details.`
   const allowedOrigins = mcpAllowedOrigins(publicUrl, options.allowedOrigins)
   const allowedHosts = mcpAllowedHosts(publicUrl)

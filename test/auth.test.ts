@@ -1,7 +1,7 @@
 import t from 'tap'
 import { createHash } from 'node:crypto'
 import { Writable } from 'node:stream'
-import type { FastifyInstance, InjectOptions } from 'fastify'
+import type { InjectOptions } from 'fastify'
 import { buildApp, loggerOptions } from '../app.ts'
 import { createKey, revokeKey } from '../core/admin.ts'
 import { generateKey } from '../core/keys.ts'
@@ -242,7 +242,7 @@ t.test('credentials and surfaces', async (t) => {
     const stored = JSON.stringify(rows)
     for (const [kind, key] of Object.entries(keys)) {
       t.notOk(stored.includes(key), `the ${kind} key is nowhere in api_keys`)
-      t.notOk(stored.includes(key.slice(4, 36)), `nor its random part`)
+      t.notOk(stored.includes(key.slice(4, 36)), 'nor its random part')
       const row = rows.find((r) => r.hash === sha256(key))
       t.ok(row, `the ${kind} key is stored as its SHA-256`)
       t.equal(row?.display, `${key.slice(0, 4)}…${key.slice(-4)}`)

@@ -38,8 +38,8 @@ export default defineOperation({
     }
     const sum = (values: number[]) => values.reduce((a, b) => a + b, 0)
     const trend = (values: number[], combine: (v: number[]) => number) => {
-      const last7 = combine(values.slice(-7)), prev7 = combine(values.slice(-14, -7))
-      const last30 = combine(values.slice(-30)), prev30 = combine(values.slice(-60, -30))
+      const last7 = combine(values.slice(-7)); const prev7 = combine(values.slice(-14, -7))
+      const last30 = combine(values.slice(-30)); const prev30 = combine(values.slice(-60, -30))
       return {
         today: values.at(-1)!,
         last_7d: round(last7),

@@ -173,8 +173,13 @@ export function createEventsRepository(db: Db) {
         .as('page')
       return db
         .select({
-          id: page.id, uuid: page.uuid, event: page.event, distinctId: page.distinctId,
-          occurredAt: page.occurredAt, receivedAt: page.receivedAt, properties: page.properties,
+          id: page.id,
+          uuid: page.uuid,
+          event: page.event,
+          distinctId: page.distinctId,
+          occurredAt: page.occurredAt,
+          receivedAt: page.receivedAt,
+          properties: page.properties,
         })
         .from(days)
         .crossJoinLateral(page)

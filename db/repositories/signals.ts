@@ -15,10 +15,10 @@ export interface SignalHit {
 
 // Both expressions repeat their GIN index definitions word for word, so the indexes serve them.
 const opportunityDocument = sql.raw(
-  `to_tsvector('english', contribution_type || ' ' || key_information || ' ' || reason || ' ' || suggested_action)`
+  'to_tsvector(\'english\', contribution_type || \' \' || key_information || \' \' || reason || \' \' || suggested_action)'
 )
 // ShortWord=1 keeps short words ("Our", "Co") at the edges of a snippet.
-const headline = `'MaxWords=30, MinWords=12, ShortWord=1, MaxFragments=2, StartSel=**, StopSel=**'`
+const headline = '\'MaxWords=30, MinWords=12, ShortWord=1, MaxFragments=2, StartSel=**, StopSel=**\''
 
 export function createSignalsRepository(db: Db) {
   return {

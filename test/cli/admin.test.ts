@@ -155,7 +155,7 @@ t.test('admin commands on the configured database', async (t) => {
 
   const readable = await cli(env, 'admin', 'create-key', '--email', 'reviewer@acme.test', '--kind', 'mcp', '--name', 'laptop')
   t.equal(readable.code, 0)
-  t.match(readable.stdout, /^Created mcp key key_\w+ \(gdm_…\w{4}\) for reviewer@acme\.test\.\n  key: +gdm_\w{38}\n/)
+  t.match(readable.stdout, /^Created mcp key key_\w+ \(gdm_…\w{4}\) for reviewer@acme\.test\.\n {2}key: +gdm_\w{38}\n/)
   t.match(readable.stdout, /shown once and stored only as a hash/)
   printedKeys.push(/gdm_\w{38}/.exec(readable.stdout)![0])
 

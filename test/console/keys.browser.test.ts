@@ -12,7 +12,7 @@ t.setTimeout(FILE_TIMEOUT)
 const skip = browserSkip(t)
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 /** The key's row once its use is recorded (recording does not hold up the API response). */
 async function waitForUse(app: FastifyInstance, userId: string, kind: KeyKind, display: string) {

@@ -167,7 +167,9 @@ t.test('console security', async (t) => {
     t.equal((await third.signIn(ws.user.email, ws.user.password, '/console/keys')).headers.location, '/console/keys', 'a console path is kept')
     // The review form's "back" field is held to the same rule.
     const opp = await app.inject({
-      method: 'POST', url: `/api/v1/mcp/projects/${ws.project.id}/opportunities`, headers: bearer(ws.keys.mcp),
+      method: 'POST',
+      url: `/api/v1/mcp/projects/${ws.project.id}/opportunities`,
+      headers: bearer(ws.keys.mcp),
       payload: { contribution_type: 'lead', key_information: 'k', reason: 'r', suggested_action: 's' },
     })
     const id = opp.json().event_id

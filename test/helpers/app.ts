@@ -188,7 +188,9 @@ export function expectStatus(t: Test, res: { statusCode: number; body: string },
 /** POST /v1/events with an ingest key: [event, distinct_id, timestamp] each with a fresh uuid; the answer, or throws unless 200. */
 export async function ingestEvents(app: FastifyInstance, ingestKey: string, events: [string, string, string][]) {
   const res = await app.inject({
-    method: 'POST', url: '/v1/events', headers: bearer(ingestKey),
+    method: 'POST',
+    url: '/v1/events',
+    headers: bearer(ingestKey),
     payload: { events: events.map(([event, distinct_id, timestamp]) => ({ event, distinct_id, timestamp, uuid: randomUUID() })) },
   })
   if (res.statusCode !== 200) throw new Error(`ingest: ${res.statusCode} ${res.body}`)

@@ -34,7 +34,6 @@ t.test('OAuth for MCP clients: registration, consent, tokens, refresh, revocatio
   t.match(provider.saved?.access_token, /^gdo_[0-9A-Za-z]{38}$/)
   t.equal(provider.saved?.expires_in, 3600)
   const access1 = provider.saved!.access_token
-  const refresh1 = provider.saved!.refresh_token!
   const client = new Client({ name: 't', version: '1' })
   await client.connect(new StreamableHTTPClientTransport(new URL(`${url}/mcp`), { authProvider: provider }))
   const tools = await client.listTools()

@@ -14,27 +14,35 @@ export class MemoryProvider implements OAuthClientProvider {
   get redirectUrl() {
     return REDIRECT
   }
+
   get clientMetadata(): OAuthClientMetadata {
     return { client_name: 'Test MCP Client', redirect_uris: [REDIRECT], grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], token_endpoint_auth_method: 'none' }
   }
+
   clientInformation() {
     return this.client
   }
+
   saveClientInformation(info: OAuthClientInformationMixed) {
     this.client = info
   }
+
   tokens() {
     return this.saved
   }
+
   saveTokens(tokens: OAuthTokens) {
     this.saved = tokens
   }
+
   redirectToAuthorization(url: URL) {
     this.authorizationUrl = url
   }
+
   saveCodeVerifier(verifier: string) {
     this.verifier = verifier
   }
+
   codeVerifier() {
     return this.verifier
   }

@@ -29,7 +29,9 @@ t.test('project-side API access', async (t) => {
   t.equal(first.statusCode, 201)
   const oppId: string = first.json().event_id
   const ingest = await app.inject({
-    method: 'POST', url: '/v1/events', headers: bearer(ws.keys.ingest),
+    method: 'POST',
+    url: '/v1/events',
+    headers: bearer(ws.keys.ingest),
     payload: { events: [{ event: 'signup', distinct_id: viewer.user.email, timestamp: '2026-11-20T09:00:00Z' }] },
   })
   t.same(ingest.json(), { accepted: 1, duplicates: 0 })
@@ -73,7 +75,9 @@ t.test('project-side API access', async (t) => {
 
   t.test('a viewer cannot ingest events either', async (t) => {
     const res = await app.inject({
-      method: 'POST', url: '/v1/events', headers: { ...bearer(viewer.keys.mcp), 'x-service-project': project },
+      method: 'POST',
+      url: '/v1/events',
+      headers: { ...bearer(viewer.keys.mcp), 'x-service-project': project },
       payload: { events: [{ event: 'signup', distinct_id: 'someone', timestamp: '2026-11-20T09:30:00Z' }] },
     })
     t.equal(res.statusCode, 403)
@@ -123,7 +127,9 @@ t.test('project-side API access', async (t) => {
     }
     // Its ingest key cannot write into this project either.
     const res = await app.inject({
-      method: 'POST', url: '/v1/events', headers: bearer(other.keys.ingest),
+      method: 'POST',
+      url: '/v1/events',
+      headers: bearer(other.keys.ingest),
       payload: { project, events: [{ event: 'signup', distinct_id: 'intruder', timestamp: '2026-11-20T09:30:00Z' }] },
     })
     t.equal(res.statusCode, 404)

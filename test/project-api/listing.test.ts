@@ -2,7 +2,6 @@
 // the trigger-maintained counters, `date=today` in the project's time zone, and every bad value.
 import t from 'tap'
 import { eq } from '../../db/orm.ts'
-import type { FastifyInstance } from 'fastify'
 import { bearer, buildTestApp, fixedClock, seedWorkspace } from '../helpers/app.ts'
 import { projects } from '../../db/schema.ts'
 
@@ -64,9 +63,11 @@ t.test('opportunities listing', async (t) => {
   // 23 opportunities: #0–#9 on 2026-11-18/19 (UTC), #10–#22 "today" 2026-11-20 (UTC).
   const submitted: Item[] = []
   for (let i = 0; i < 23; i++) {
-    const at = i < 5 ? `2026-11-18T09:${String(i).padStart(2, '0')}:00Z`
-      : i < 10 ? `2026-11-19T23:5${i - 5}:00Z`
-      : `2026-11-20T00:${String(i).padStart(2, '0')}:00Z`
+    const at = i < 5
+      ? `2026-11-18T09:${String(i).padStart(2, '0')}:00Z`
+      : i < 10
+        ? `2026-11-19T23:5${i - 5}:00Z`
+        : `2026-11-20T00:${String(i).padStart(2, '0')}:00Z`
     clock.set(at)
     submitted.push(await submit({
       contribution_type: TYPES[i % 3],

@@ -152,7 +152,9 @@ t.test('daily metrics and overview', async (t) => {
   t.test('overview: KPIs of the known dataset', async (t) => {
     const opp = async (n: number) => {
       const res = await app.inject({
-        method: 'POST', url: `${base(project)}/opportunities`, headers: bearer(key),
+        method: 'POST',
+        url: `${base(project)}/opportunities`,
+        headers: bearer(key),
         payload: { contribution_type: 'partnership', key_information: `Opp ${n}`, reason: 'r', suggested_action: 'a' },
       })
       return res.json().event_id as string
@@ -197,7 +199,9 @@ t.test('daily metrics and overview', async (t) => {
     t.equal(o.unique_users_30d, 0)
     t.equal(o.stickiness, null)
     t.same(o.opportunities, {
-      total: 0, pending_review: 0, unevaluated: 0,
+      total: 0,
+      pending_review: 0,
+      unevaluated: 0,
       by_status: { pending: 0, reviewing: 0, contacted: 0, adopted: 0, ignored: 0, done: 0 },
       by_evaluation: { useful: 0, not_useful: 0, none: 0 },
     })

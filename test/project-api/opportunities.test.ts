@@ -1,6 +1,6 @@
 import t from 'tap'
 import type { FastifyInstance } from 'fastify'
-import { addMember, bearer, buildTestApp, fixedClock, seedWorkspace } from '../helpers/app.ts'
+import { bearer, buildTestApp, fixedClock, seedWorkspace } from '../helpers/app.ts'
 
 const base = (project: string) => `/api/v1/mcp/projects/${project}`
 

@@ -2,7 +2,7 @@
 // unknown fields and out-of-range values answer 400 invalid_arguments with per-field
 // details; the body must be a JSON object (or nothing); and project selection by body,
 // header, id and slug, with the body winning and other workspaces invisible.
-import t, { type Test } from 'tap'
+import t from 'tap'
 import { addMember, bearer, buildTestApp, expectStatus, fixedClock, seedWorkspace } from '../helpers/app.ts'
 
 const NOW = '2026-11-20T12:00:00.000Z'

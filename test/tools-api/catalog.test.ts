@@ -1,7 +1,7 @@
 // The tool catalogue over REST: GET /v1/tools is the registry, one contract per tool,
 // operations that are not tools stay unreachable, per-workspace enabling and disabling
 // (REST and the operator command), and discover_tools' query and schemas.
-import t, { type Test } from 'tap'
+import t from 'tap'
 import type { FastifyInstance } from 'fastify'
 import { addMember, bearer, buildTestApp, expectStatus, seedWorkspace } from '../helpers/app.ts'
 import { AdminError, setToolEnabled } from '../../core/admin.ts'

@@ -1,6 +1,6 @@
 // Memories over REST: add (201), list with full-text query, tag and pagination, partial
 // PATCH, DELETE, the 8000-character bound, roles, narrowed keys and other workspaces.
-import t, { type Test } from 'tap'
+import t from 'tap'
 import { addMember, bearer, buildTestApp, expectStatus, fixedClock, seedWorkspace } from '../helpers/app.ts'
 import { createKey } from '../../core/admin.ts'
 

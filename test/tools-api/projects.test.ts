@@ -1,7 +1,7 @@
 // Projects over REST: create (201, the creator owns it), list, read by id and slug, partial
 // PATCH, slug uniqueness, bounds, time zones, roles and workspaces, and the re-derivation of
 // the daily metrics when the time zone changes.
-import t, { type Test } from 'tap'
+import t from 'tap'
 import { randomUUID } from 'node:crypto'
 import { addMember, bearer, buildTestApp, expectStatus, fixedClock, seedWorkspace } from '../helpers/app.ts'
 

@@ -1,6 +1,6 @@
 // search_signals: ranked full-text search over a project's opportunities and memories, with
 // bold snippets, kinds, limit, web-search syntax, review access and project isolation.
-import t, { type Test } from 'tap'
+import t from 'tap'
 import { addMember, bearer, buildTestApp, expectStatus, fixedClock, seedWorkspace } from '../helpers/app.ts'
 
 interface Hit {
