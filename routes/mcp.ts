@@ -153,7 +153,7 @@ const mcpRoutes: FastifyPluginAsync<{ publicUrl: string; allowedOrigins: string[
   // traffic never reaches it — see `legacy` below.
   const modern = createMcpHandler(newServer, {
     legacy: 'reject',
-    responseMode: 'json',
+    // 'auto': one JSON body, since no handler here emits anything before its result.
     onerror: (err) => app.log.debug({ err }, 'MCP request rejected'),
   })
   app.addHook('onClose', async () => {
