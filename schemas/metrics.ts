@@ -64,13 +64,16 @@ export const Overview = Type.Object({
   last_event_at: NullableTimestamp(),
 })
 
+/** Any JSON value, as a schema that says so (an empty `{}` schema is flagged by strict MCP clients). */
+const JsonValue = Type.Unsafe<unknown>({ type: ['string', 'number', 'boolean', 'null', 'array', 'object'], description: 'Any JSON value, as sent at ingestion.' })
+
 export const StreamEvent = Type.Object({
   uuid: Type.String(),
   event: Type.String(),
   distinct_id: Type.String(),
   timestamp: Timestamp(),
   received_at: Timestamp(),
-  properties: Type.Record(Type.String(), Type.Unknown()),
+  properties: Type.Record(Type.String(), JsonValue),
 })
 
 export const EventStream = Type.Object({
