@@ -64,8 +64,9 @@ export const Overview = Type.Object({
   last_event_at: NullableTimestamp(),
 })
 
-/** Any JSON value, as a schema that says so (an empty `{}` schema is flagged by strict MCP clients). */
-const JsonValue = Type.Unsafe<unknown>({ type: ['string', 'number', 'boolean', 'null', 'array', 'object'], description: 'Any JSON value, as sent at ingestion.' })
+/** Event properties as sent at ingestion: an object of any JSON values. Said as a schema without
+ * an empty `{}` value schema (strict MCP clients flag those); REST serializes it as is. */
+const EventProperties = Type.Unsafe<Record<string, unknown>>({ type: 'object', additionalProperties: true, description: 'The properties sent at ingestion, as sent.' })
 
 export const StreamEvent = Type.Object({
   uuid: Type.String(),
@@ -73,7 +74,7 @@ export const StreamEvent = Type.Object({
   distinct_id: Type.String(),
   timestamp: Timestamp(),
   received_at: Timestamp(),
-  properties: Type.Record(Type.String(), JsonValue),
+  properties: EventProperties,
 })
 
 export const EventStream = Type.Object({
