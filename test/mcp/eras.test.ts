@@ -43,6 +43,17 @@ const restResult = (body: string) => {
   return body.slice('{"result":'.length, -1)
 }
 
+// Seeded before any subtest starts (top-level awaits after a t.test would race the root test's end).
+const memory = async () => {
+  const res = await rest('add_memory', { project: ws.project.slug, content: 'seed' })
+  if (res.status !== 200) throw new Error(`seeding a memory: ${res.status} ${res.body}`)
+  return (JSON.parse(res.body) as { result: { id: string } }).result.id
+}
+const opp = await rest('submit_opportunity', { project: ws.project.slug, contribution_type: 'potential_user_opportunity', key_information: 'k', reason: 'r', suggested_action: 's', external_id: 'x-1' })
+const oppId = (JSON.parse(opp.body) as { result: { event_id: string } }).result.event_id
+const memories = [await memory(), await memory(), await memory()]
+const project = ws.project.slug
+
 t.test('each client lands on its era', async (t) => {
   t.equal(modern.getProtocolEra(), 'modern')
   t.equal(modern.getNegotiatedProtocolVersion(), '2026-07-28')
@@ -74,11 +85,6 @@ t.test('both eras list every registry tool, in registry order, fully described',
 // Arguments for every tool. `calls` = the surfaces in turn (0: 2026-07-28, 1: 2025-11-25, 2: REST).
 // Tools that create or delete something get fresh arguments per surface and are compared with
 // the ids they generate masked; every other result must be the same bytes.
-const memory = async () => (JSON.parse((await rest('add_memory', { project: ws.project.slug, content: 'seed' })).body) as { result: { id: string } }).result.id
-const opp = await rest('submit_opportunity', { project: ws.project.slug, contribution_type: 'potential_user_opportunity', key_information: 'k', reason: 'r', suggested_action: 's', external_id: 'x-1' })
-const oppId = (JSON.parse(opp.body) as { result: { event_id: string } }).result.event_id
-const memories = [await memory(), await memory(), await memory()]
-const project = ws.project.slug
 const cases: Record<string, { args: (surface: number) => Record<string, unknown>; masked?: boolean }> = {
   discover_tools: { args: () => ({ query: 'memory', include_schemas: true }) },
   search_signals: { args: () => ({ project, query: 'seed' }) },
