@@ -112,7 +112,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     await app.register(projectRoutes, { prefix: '/v1' })
     await app.register(oauthMetadataRoutes, { publicUrl: config.publicUrl })
     await app.register(oauthRoutes, { publicUrl: config.publicUrl })
-    await app.register(consolePlugin, { publicUrl: config.publicUrl })
+    await app.register(consolePlugin, { publicUrl: config.publicUrl, clientMetadataPrivateNetwork: config.oauthClientMetadataPrivateNetwork })
     await app.register(mcpRoutes, { publicUrl: config.publicUrl, allowedOrigins: config.allowedOrigins })
   } catch (err) {
     // A plugin failed after the database opened: close it (and its lock) before giving up.

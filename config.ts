@@ -13,6 +13,7 @@ export const EnvSchema = Type.Object({
   DATA_DIR: Type.String({ default: './.data', minLength: 1 }),
   ALLOWED_ORIGINS: Type.String({ default: '', pattern: '^(https?://[^/,\\s]+)?(,\\s*https?://[^/,\\s]+)*$' }),
   TRUST_PROXY: Type.String({ default: 'false', pattern: '^(true|false|\\d{1,2}|[0-9a-fA-F.:/]+(,\\s*[0-9a-fA-F.:/]+)*)$' }),
+  OAUTH_CLIENT_METADATA_PRIVATE_NETWORK: Type.Union([Type.Literal('true'), Type.Literal('false')], { default: 'false' }),
   LOG_LEVEL: Type.Union(
     ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)),
     { default: 'info' }
@@ -30,6 +31,7 @@ const hints: Record<keyof Env, string> = {
   DATA_DIR: 'a folder for the embedded database',
   ALLOWED_ORIGINS: 'a comma-separated list of origins such as https://app.example.com,http://localhost:6274',
   TRUST_PROXY: 'true, false, a number of proxy hops, or comma-separated proxy addresses/CIDRs',
+  OAUTH_CLIENT_METADATA_PRIVATE_NETWORK: 'true or false',
   LOG_LEVEL: 'one of fatal, error, warn, info, debug, trace, silent',
 }
 
@@ -49,6 +51,12 @@ export interface Config {
   /** Fastify's trustProxy: behind a TLS-terminating proxy, X-Forwarded-* tell the client's protocol and address. */
   trustProxy?: boolean | number | string[]
   logLevel: Env['LOG_LEVEL']
+  /**
+   * OAUTH_CLIENT_METADATA_PRIVATE_NETWORK: let the OAuth server fetch Client ID Metadata
+   * Documents from private, loopback and link-local addresses, and over http://. Off by default
+   * (a client_id URL must not make the server probe its own network); for tests and local use.
+   */
+  oauthClientMetadataPrivateNetwork?: boolean
 }
 
 export class ConfigError extends Error {
@@ -95,5 +103,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const allowedOrigins = e.ALLOWED_ORIGINS.split(',').map((o) => o.trim()).filter(Boolean)
   const trustProxy =
     e.TRUST_PROXY === 'true' ? true : e.TRUST_PROXY === 'false' ? false : /^\d+$/.test(e.TRUST_PROXY) ? Number(e.TRUST_PROXY) : e.TRUST_PROXY.split(',').map((a) => a.trim())
-  return { host: e.HOST, port: e.PORT, publicUrl, database, allowedOrigins, trustProxy, logLevel: e.LOG_LEVEL }
+  const oauthClientMetadataPrivateNetwork = e.OAUTH_CLIENT_METADATA_PRIVATE_NETWORK === 'true'
+  return { host: e.HOST, port: e.PORT, publicUrl, database, allowedOrigins, trustProxy, logLevel: e.LOG_LEVEL, oauthClientMetadataPrivateNetwork }
 }

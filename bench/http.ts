@@ -3,8 +3,10 @@
 // The cost of the surfaces over HTTP, on the local PostgreSQL: one app (buildApp + bootstrap)
 // on a fresh database, with one extra bare route registered before ready, and autocannon
 // against (1) the bare route, (2) get_daily_ops over the tools REST API, (3) the same call
-// over MCP (stateless POST /mcp, JSON-RPC tools/call). Targets: MCP ≥ 60 % of REST's
-// requests/s, REST ≥ 50 % of the bare route's. The load generator runs in a child process of
+// over MCP at 2025-11-25 (stateless POST /mcp, JSON-RPC tools/call), (4) the same call over MCP
+// at 2026-07-28 (`_meta` envelope, Mcp-Method/Mcp-Name headers). Targets: each MCP era ≥ 80 %
+// of REST's requests/s, REST ≥ 50 % of the bare route's. `--soak <s>` then keeps MCP under load
+// (both eras, alternating 10 s slices) and prints the server's RSS at start and end. The load generator runs in a child process of
 // its own so that the server's event loop does only server work. The database is dropped at
 // the end; the exit code is 1 when a target is missed.
 import { fork } from 'node:child_process'
@@ -24,7 +26,9 @@ const USAGE = `Usage: npm run bench:http -- [options]
   --warmup <s>         seconds of unmeasured load before each scenario (default 2)
   --connections <n>    concurrent connections (default 50)
   --events <n>         events seeded through POST /v1/events (default 300)
-  --only <list>        comma-separated scenarios to run: bare, rest, mcp (default all)
+  --only <list>        comma-separated scenarios to run: bare, rest, mcp, mcp26 (default all)
+  --soak <s>           afterwards, MCP tools/call for this many seconds (both eras alternating),
+                       printing the server's RSS at start and end (default 0: no soak)
   --db-name <name>     database name (default growthdesk_bench_http); server from BENCH_DATABASE_URL
                        (default postgres://postgres@127.0.0.1:5432/postgres)
 `
@@ -88,7 +92,8 @@ async function main() {
       warmup: { type: 'string', default: '2' },
       connections: { type: 'string', default: '50' },
       events: { type: 'string', default: '300' },
-      only: { type: 'string', default: 'bare,rest,mcp' },
+      only: { type: 'string', default: 'bare,rest,mcp,mcp26' },
+      soak: { type: 'string', default: '0' },
       'db-name': { type: 'string', default: 'growthdesk_bench_http' },
       help: { type: 'boolean', short: 'h', default: false },
     },
@@ -110,10 +115,11 @@ async function main() {
   const warmup = num('warmup', args.warmup, 0, 600)
   const connections = num('connections', args.connections, 1, 1000)
   const eventCount = num('events', args.events, 1, 1000)
+  const soak = num('soak', args.soak, 0, 3600)
   const only = new Set(args.only!.split(',').map((s) => s.trim()))
   for (const s of only) {
-    if (!['bare', 'rest', 'mcp'].includes(s)) {
-      process.stderr.write(`--only takes bare, rest and/or mcp (got ${JSON.stringify(s)}).\n`)
+    if (!['bare', 'rest', 'mcp', 'mcp26'].includes(s)) {
+      process.stderr.write(`--only takes bare, rest, mcp and/or mcp26 (got ${JSON.stringify(s)}).\n`)
       process.exit(2)
     }
   }
@@ -214,6 +220,8 @@ async function main() {
     const auth = `Bearer ${boot.keys.service}`
     const restBody = JSON.stringify({ project: boot.project.id })
     const mcpBody = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'get_daily_ops', arguments: { project: boot.project.id } } })
+    const meta = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} }
+    const mcp26Body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'get_daily_ops', arguments: { project: boot.project.id }, _meta: meta } })
     const scenarios = [
       { key: 'bare', label: 'GET /bench/bare', task: { url: `${origin}/bench/bare`, method: 'GET', headers: {} } },
       {
@@ -231,9 +239,26 @@ async function main() {
             authorization: auth,
             'content-type': 'application/json',
             accept: 'application/json, text/event-stream',
-            'mcp-protocol-version': '2025-06-18',
+            'mcp-protocol-version': '2025-11-25',
           },
           body: mcpBody,
+        },
+      },
+      {
+        key: 'mcp26',
+        label: 'POST /mcp tools/call (2026-07-28)',
+        task: {
+          url: `${origin}/mcp`,
+          method: 'POST',
+          headers: {
+            authorization: auth,
+            'content-type': 'application/json',
+            accept: 'application/json, text/event-stream',
+            'mcp-protocol-version': '2026-07-28',
+            'mcp-method': 'tools/call',
+            'mcp-name': 'get_daily_ops',
+          },
+          body: mcp26Body,
         },
       },
     ] as const
@@ -242,15 +267,17 @@ async function main() {
     const restCheck = await fetch(scenarios[1].task.url, { method: 'POST', headers: scenarios[1].task.headers, body: restBody })
     const restJson = (await restCheck.json()) as { result?: { days?: unknown[] } }
     if (restCheck.status !== 200 || !restJson.result?.days?.length) throw new Error(`REST check: ${restCheck.status} ${JSON.stringify(restJson)}`)
-    const mcpCheck = await fetch(scenarios[2].task.url, { method: 'POST', headers: scenarios[2].task.headers, body: mcpBody })
-    const mcpJson = (await mcpCheck.json()) as { result?: { isError?: boolean; structuredContent?: unknown }; error?: unknown }
-    if (mcpCheck.status !== 200 || !mcpJson.result || mcpJson.result.isError || !isDeepStrictEqual(mcpJson.result.structuredContent, restJson.result)) {
-      throw new Error(`MCP check: ${mcpCheck.status} ${JSON.stringify(mcpJson).slice(0, 1000)}`)
+    for (const s of [scenarios[2], scenarios[3]]) {
+      const mcpCheck = await fetch(s.task.url, { method: 'POST', headers: s.task.headers, body: s.task.body })
+      const mcpJson = (await mcpCheck.json()) as { result?: { isError?: boolean; structuredContent?: unknown }; error?: unknown }
+      if (mcpCheck.status !== 200 || !mcpJson.result || mcpJson.result.isError || !isDeepStrictEqual(mcpJson.result.structuredContent, restJson.result)) {
+        throw new Error(`MCP check (${s.label}): ${mcpCheck.status} ${JSON.stringify(mcpJson).slice(0, 1000)}`)
+      }
     }
-    log('checked: REST and MCP answer get_daily_ops successfully, with the same result')
+    log('checked: REST and MCP (2025-11-25 and 2026-07-28) answer get_daily_ops successfully, with the same result')
     log()
 
-    const results: Partial<Record<'bare' | 'rest' | 'mcp', CannonResult>> = {}
+    const results: Partial<Record<'bare' | 'rest' | 'mcp' | 'mcp26', CannonResult>> = {}
     for (const s of scenarios) {
       if (!only.has(s.key)) continue
       const task = { ...s.task, connections } as CannonTask
@@ -274,12 +301,39 @@ async function main() {
       const value = a.requestsPerSecond / b.requestsPerSecond
       const pass = value >= target
       if (!pass) failed = true
-      log(`${label.padEnd(14)} ${(value * 100).toFixed(1).padStart(5)} %   target ≥ ${(target * 100).toFixed(0)} %   ${pass ? 'PASS' : 'FAIL'}`)
+      log(`${label.padEnd(16)} ${(value * 100).toFixed(1).padStart(5)} %   target ≥ ${(target * 100).toFixed(0)} %   ${pass ? 'PASS' : 'FAIL'}`)
     }
-    ratio('MCP / REST', results.mcp, results.rest, 0.6)
+    ratio('MCP 2025 / REST', results.mcp, results.rest, 0.8)
+    ratio('MCP 2026 / REST', results.mcp26, results.rest, 0.8)
     ratio('REST / bare', results.rest, results.bare, 0.5)
     if (Object.values(results).some((r) => r.non2xx > 0 || r.errors > 0)) log('FAIL: some requests did not succeed (non-2xx or errors above)')
     log(`load average after: ${loadAverage()} (other work on the machine skews every figure)`)
+
+    if (soak > 0) {
+      // The soak: MCP under load for `soak` seconds, both eras in alternating 10 s slices; RSS
+      // is the server process's (the load generator is another process).
+      const mb = (n: number) => `${(n / 1024 / 1024).toFixed(1)} MB`
+      const mem = () => process.memoryUsage()
+      log()
+      const start = mem()
+      log(`soak: ${soak} s of MCP tools/call at ${connections} connections — RSS at start ${mb(start.rss)} (heap used ${mb(start.heapUsed)})`)
+      let left = soak
+      let total = 0
+      let bad = 0
+      let slice = 0
+      while (left > 0) {
+        const s = slice++ % 2 === 0 ? scenarios[3] : scenarios[2]
+        const d = Math.min(10, left)
+        const r = await cannon({ ...(s.task as unknown as CannonTask), connections, duration: d })
+        total += r.total
+        bad += r.non2xx + r.errors
+        left -= d
+        if (slice % 6 === 0) log(`  after ${soak - left} s: RSS ${mb(mem().rss)}`)
+      }
+      const end = mem()
+      log(`soak: ${total} requests (${fmt(total / soak, 0)} req/s), non-2xx or errors ${bad} — RSS at end ${mb(end.rss)} (heap used ${mb(end.heapUsed)}), change ${((end.rss / start.rss - 1) * 100).toFixed(1)} %`)
+      if (bad > 0) failed = true
+    }
     // autocannon stops with requests still in flight, and their handlers run on. Let them finish
     // before the app closes and the database is dropped: a pool connection still starting up when
     // the drop cuts it fails postgres.js's internal type fetch, an unhandled rejection that ends

@@ -1,34 +1,61 @@
-// The MCP endpoint (spec 4.3): stateless Streamable HTTP with JSON responses. Every POST gets
-// a fresh low-level Server and transport (never shared: responses must not cross clients);
-// the tool list, documents and validator are built once.
-import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
-import { Server } from '@modelcontextprotocol/sdk/server/index.js'
-import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'
-import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js'
+// The MCP endpoint (spec 4.3) on the SDK's v2 line: one POST /mcp serves the stateless
+// 2026-07-28 revision (per-request `_meta` envelope, `server/discover`, Mcp-Method/Mcp-Name
+// header checks, caching hints) and, through the SDK's stateless legacy fallback, the 2025
+// revisions (`initialize`, JSON responses). `createMcpHandler` is built once; it calls the
+// factory below for every request, which only wires prebuilt handlers into a fresh low-level
+// Server: the tool list, documents, validator and handlers are all built once.
+import type { FastifyBaseLogger, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
 import {
-  CallToolRequestSchema,
-  ErrorCode,
-  GetPromptRequestSchema,
-  ListPromptsRequestSchema,
-  ListResourcesRequestSchema,
-  ListToolsRequestSchema,
-  McpError,
-  ReadResourceRequestSchema,
+  createMcpHandler,
+  isLegacyRequest,
+  ProtocolError,
+  ProtocolErrorCode,
+  ResourceNotFoundError,
+  Server,
+  type AuthInfo,
+  type CacheHint,
   type CallToolResult,
+  type ServerContext,
   type Tool,
-} from '@modelcontextprotocol/sdk/types.js'
+  WebStandardStreamableHTTPServerTransport,
+} from '@modelcontextprotocol/server'
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/server/validators/ajv'
+import type { Principal } from '../core/access.ts'
 import { appError, errorBody } from '../core/errors.ts'
 import { growthSkillMarkdown, skillMarkdown } from '../docs/agent-docs.ts'
 import { mcpAllowedHosts, mcpAllowedOrigins } from './mcp-origins.ts'
 
 const VERSION = '0.1.0'
 /** We always answer with JSON; clients that accept only JSON are served too. */
-const FIXED_HEADERS: [string, string][] = [['accept', 'application/json, text/event-stream']]
+const ACCEPT = 'application/json, text/event-stream'
+/** Caching hints of the 2026-07-28 revision. The tool list depends on the workspace's disabled
+ * tools, so it is private and short; documents and prompts are the same for every caller. */
+const CACHE_HINTS: Partial<Record<'tools/list' | 'resources/list' | 'resources/templates/list' | 'prompts/list', CacheHint>> = {
+  'tools/list': { ttlMs: 60_000, cacheScope: 'private' },
+  'resources/list': { ttlMs: 300_000, cacheScope: 'public' },
+  'resources/templates/list': { ttlMs: 300_000, cacheScope: 'public' },
+  'prompts/list': { ttlMs: 300_000, cacheScope: 'public' },
+}
+
+/** What the Fastify route knows about the caller, handed to the handlers as `authInfo.extra`. */
+interface Caller {
+  principal: Principal
+  projectRef: string | undefined
+  log: FastifyBaseLogger
+}
+
+function callerOf(ctx: ServerContext): Caller {
+  const caller = ctx.http?.authInfo?.extra?.caller as Caller | undefined
+  // Every request reaches the handlers through the authenticated route below.
+  if (!caller) throw new ProtocolError(ProtocolErrorCode.InternalError, 'The request reached MCP without credentials.')
+  return caller
+}
 
 const mcpRoutes: FastifyPluginAsync<{ publicUrl: string; allowedOrigins: string[] }> = async (app, options) => {
   const { publicUrl } = options
   const validator = new AjvJsonSchemaValidator()
   const contracts = app.registry.contracts()
+  // Registry order: fixed at start-up, so tools/list is the same list in the same order every time.
   const tools: Tool[] = contracts.map((c) => ({
     name: c.name,
     title: c.title,
@@ -42,6 +69,17 @@ const mcpRoutes: FastifyPluginAsync<{ publicUrl: string; allowedOrigins: string[
     { uri: `${publicUrl}/SKILL.md`, name: 'skill', title: 'growthdesk SKILL.md', description: 'How an agent uses growthdesk: addresses, keys, project selection, tools, errors.', text: skillMarkdown(publicUrl, contracts) },
     { uri: `${publicUrl}/skills/growth/SKILL.md`, name: 'growth-skill', title: 'Growth skill (optional)', description: 'Exploration ideas; never changes tool inputs.', text: growthSkillMarkdown(publicUrl) },
   ]
+  const resourceList = { resources: documents.map(({ text: _text, ...d }) => ({ ...d, mimeType: 'text/markdown' })) }
+  const promptList = {
+    prompts: [
+      {
+        name: 'growth_exploration',
+        title: 'Explore a project\'s growth',
+        description: 'Optional ideas for exploring growth with these tools (the growth skill).',
+        arguments: [{ name: 'project', description: 'Project id or slug to explore', required: false }],
+      },
+    ],
+  }
   const instructions =
     'growthdesk: growth opportunities, a review pipeline, daily metrics, project cards and memories. ' +
     `Call list_projects to find a project, then pass its id or slug as \`project\`. Read the resource ${publicUrl}/SKILL.md for details.`
@@ -49,74 +87,98 @@ const mcpRoutes: FastifyPluginAsync<{ publicUrl: string; allowedOrigins: string[
   const allowedHosts = mcpAllowedHosts(publicUrl)
   const endpoint = `${publicUrl}/mcp`
 
-  // Bodies reach the handler as text: malformed JSON must become the transport's JSON-RPC -32700
-  // error, not the REST 400 of the app's JSON parser.
-  app.removeAllContentTypeParsers()
-  app.addContentTypeParser('*', { parseAs: 'string' }, (_req, body, done) => done(null, body))
+  // The handlers, built once; each reads its caller from the request context.
+  const listTools = async (_req: unknown, ctx: ServerContext) => {
+    const disabled = await app.repos.workspaces.disabledTools(callerOf(ctx).principal.workspaceId)
+    return { tools: disabled.length === 0 ? tools : tools.filter((t) => !disabled.includes(t.name)) }
+  }
 
-  function newServer(request: FastifyRequest): Server {
+  const callTool = async (req: { params: { name: string; arguments?: Record<string, unknown> } }, ctx: ServerContext): Promise<CallToolResult> => {
+    const { principal, projectRef, log } = callerOf(ctx)
+    const { name, arguments: args } = req.params
+    if (!toolNames.has(name) || (await app.repos.workspaces.disabledTools(principal.workspaceId)).includes(name)) {
+      throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${name}`)
+    }
+    try {
+      // asTool: false — the tool and its being enabled were checked just above; the registry
+      // need not look the workspace's disabled tools up a second time.
+      const result = (await app.registry.call(name, args ?? {}, { principal, projectRef, log, asTool: false })) as Record<string, unknown>
+      return { content: [{ type: 'text', text: JSON.stringify(result) }], structuredContent: result }
+    } catch (err) {
+      const e = err as Error & { code?: string; statusCode?: number }
+      const known = e.code?.startsWith('GD_') && (e.statusCode ?? 500) < 500
+      if (!known) log.error({ err }, 'tool call failed')
+      const body = known ? errorBody(e) : errorBody(appError('Internal', 'Something went wrong on our side; it has been logged.'))
+      // The REST error object as text. No structuredContent: it would have to match the
+      // tool's outputSchema, and the 2025 SDK client validates it even on errors.
+      return { isError: true, content: [{ type: 'text', text: JSON.stringify(body) }] }
+    }
+  }
+
+  const listResources = async () => resourceList
+  const listResourceTemplates = async () => ({ resourceTemplates: [] })
+  const readResource = async (req: { params: { uri: string } }) => {
+    const doc = documents.find((d) => d.uri === req.params.uri)
+    // -32602 with data {uri} on every revision (the 2026-07-28 resource-not-found error).
+    if (!doc) throw new ResourceNotFoundError(req.params.uri, `Unknown resource: ${req.params.uri}`)
+    return { contents: [{ uri: doc.uri, mimeType: 'text/markdown', text: doc.text }] }
+  }
+  const listPrompts = async () => promptList
+  const getPrompt = async (req: { params: { name: string; arguments?: Record<string, string> } }) => {
+    if (req.params.name !== 'growth_exploration') throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown prompt: ${req.params.name}`)
+    const project = req.params.arguments?.project
+    const text = `${project ? `Explore the growth of project "${project}" with the growthdesk tools.\n\n` : ''}${documents[1]!.text}`
+    return { description: 'The growthdesk growth skill', messages: [{ role: 'user' as const, content: { type: 'text' as const, text } }] }
+  }
+
+  /** One Server per request and era (the SDK binds an instance to one exchange). */
+  function newServer(): Server {
     const server = new Server({ name: 'growthdesk', version: VERSION }, {
       capabilities: { tools: { listChanged: false }, resources: {}, prompts: {} },
       instructions,
       jsonSchemaValidator: validator,
+      cacheHints: CACHE_HINTS,
     })
-    const principal = request.principal
-    const projectHeader = request.headers['x-service-project']
-    const projectRef = typeof projectHeader === 'string' ? projectHeader : undefined
-
-    server.setRequestHandler(ListToolsRequestSchema, async () => {
-      const disabled = await app.repos.workspaces.disabledTools(principal.workspaceId)
-      return { tools: tools.filter((t) => !disabled.includes(t.name)) }
-    })
-
-    server.setRequestHandler(CallToolRequestSchema, async (req): Promise<CallToolResult> => {
-      const { name, arguments: args } = req.params
-      if (!toolNames.has(name) || (await app.repos.workspaces.disabledTools(principal.workspaceId)).includes(name)) {
-        throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`)
-      }
-      try {
-        // asTool: false — the tool and its being enabled were checked just above; the registry
-        // need not look the workspace's disabled tools up a second time.
-        const result = (await app.registry.call(name, args ?? {}, { principal, projectRef, log: request.log, asTool: false })) as Record<string, unknown>
-        return { content: [{ type: 'text', text: JSON.stringify(result) }], structuredContent: result }
-      } catch (err) {
-        const e = err as Error & { code?: string; statusCode?: number }
-        const known = e.code?.startsWith('GD_') && (e.statusCode ?? 500) < 500
-        if (!known) request.log.error({ err }, 'tool call failed')
-        const body = known ? errorBody(e) : errorBody(appError('Internal', 'Something went wrong on our side; it has been logged.'))
-        return { isError: true, content: [{ type: 'text', text: JSON.stringify(body) }] }
-      }
-    })
-
-    server.setRequestHandler(ListResourcesRequestSchema, async () => ({
-      resources: documents.map(({ text: _text, ...d }) => ({ ...d, mimeType: 'text/markdown' })),
-    }))
-
-    server.setRequestHandler(ReadResourceRequestSchema, async (req) => {
-      const doc = documents.find((d) => d.uri === req.params.uri)
-      if (!doc) throw new McpError(ErrorCode.InvalidParams, `Unknown resource: ${req.params.uri}`)
-      return { contents: [{ uri: doc.uri, mimeType: 'text/markdown', text: doc.text }] }
-    })
-
-    server.setRequestHandler(ListPromptsRequestSchema, async () => ({
-      prompts: [
-        {
-          name: 'growth_exploration',
-          title: 'Explore a project\'s growth',
-          description: 'Optional ideas for exploring growth with these tools (the growth skill).',
-          arguments: [{ name: 'project', description: 'Project id or slug to explore', required: false }],
-        },
-      ],
-    }))
-
-    server.setRequestHandler(GetPromptRequestSchema, async (req) => {
-      if (req.params.name !== 'growth_exploration') throw new McpError(ErrorCode.InvalidParams, `Unknown prompt: ${req.params.name}`)
-      const project = req.params.arguments?.project
-      const text = `${project ? `Explore the growth of project "${project}" with the growthdesk tools.\n\n` : ''}${documents[1]!.text}`
-      return { description: 'The growthdesk growth skill', messages: [{ role: 'user', content: { type: 'text', text } }] }
-    })
+    server.setRequestHandler('tools/list', listTools)
+    server.setRequestHandler('tools/call', callTool)
+    server.setRequestHandler('resources/list', listResources)
+    server.setRequestHandler('resources/templates/list', listResourceTemplates)
+    server.setRequestHandler('resources/read', readResource)
+    server.setRequestHandler('prompts/list', listPrompts)
+    server.setRequestHandler('prompts/get', getPrompt)
     return server
   }
+
+  // 2026-07-28 traffic: the SDK's per-request handler, strict (legacy: 'reject') because 2025
+  // traffic never reaches it — see `legacy` below.
+  const modern = createMcpHandler(newServer, {
+    legacy: 'reject',
+    // 'auto': one JSON body, since no handler here emits anything before its result.
+    onerror: (err) => app.log.debug({ err }, 'MCP request rejected'),
+  })
+  app.addHook('onClose', async () => {
+    await modern.close()
+  })
+
+  /** 2025 traffic: the SDK's stateless legacy idiom (a fresh instance and transport per request,
+   * `sessionIdGenerator: undefined`) as `legacyStatelessFallback` builds it, plus
+   * `enableJsonResponse` — the built-in fallback answers with an SSE stream, and this endpoint has
+   * always answered 2025 clients with JSON (clients that accept only JSON included). */
+  async function legacy(request: Request, authInfo: AuthInfo, parsedBody: unknown): Promise<Response> {
+    const server = newServer()
+    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true })
+    await server.connect(transport)
+    try {
+      return await transport.handleRequest(request, parsedBody === undefined ? { authInfo } : { authInfo, parsedBody })
+    } finally {
+      await server.close()
+    }
+  }
+
+  // Bodies reach the handler as text: malformed JSON must become the SDK's JSON-RPC -32700
+  // error, not the REST 400 of the app's JSON parser.
+  app.removeAllContentTypeParsers()
+  app.addContentTypeParser('*', { parseAs: 'string' }, (_req, body, done) => done(null, body))
 
   function notAllowed(_req: FastifyRequest, reply: FastifyReply) {
     reply.header('Allow', 'POST')
@@ -128,8 +190,11 @@ const mcpRoutes: FastifyPluginAsync<{ publicUrl: string; allowedOrigins: string[
   app.post('/mcp', {
     schema: {
       tags: ['mcp'],
-      summary: 'MCP endpoint (Streamable HTTP, stateless, JSON responses)',
-      description: 'JSON-RPC 2.0 messages of the Model Context Protocol: initialize, tools/list, tools/call, resources/*, prompts/*.',
+      summary: 'MCP endpoint (Streamable HTTP, stateless, JSON responses; revisions 2026-07-28 and 2025-*)',
+      description:
+        'JSON-RPC 2.0 messages of the Model Context Protocol. 2026-07-28: server/discover, then any request with ' +
+        '`_meta` (protocol version, client capabilities) and Mcp-Method/Mcp-Name headers. 2025-03-26/06-18/11-25: ' +
+        'initialize, tools/list, tools/call, resources/*, prompts/*.',
       security: [{ bearer: [] }],
     },
     onRequest: [
@@ -144,9 +209,9 @@ const mcpRoutes: FastifyPluginAsync<{ publicUrl: string; allowedOrigins: string[
       app.authenticate('mcp'),
     ],
   }, async (request, reply) => {
-    // The Web Request carries only the headers the transport reads, and the body already parsed
-    // (no body stream to build and read back). A body that does not parse goes to the
-    // transport as it came, which answers it exactly as it answers any bad request.
+    // The Web Request carries only the headers the SDK reads (content type, the MCP headers),
+    // and the body already parsed. A body that does not parse goes to the SDK as it came,
+    // which answers it exactly as it answers any bad request.
     const raw = typeof request.body === 'string' ? request.body : ''
     let parsed: { message: unknown } | undefined
     try {
@@ -154,28 +219,26 @@ const mcpRoutes: FastifyPluginAsync<{ publicUrl: string; allowedOrigins: string[
     } catch {
       parsed = undefined
     }
-    const headers = new Headers(FIXED_HEADERS)
-    const contentType = request.headers['content-type']
-    if (contentType !== undefined) headers.set('content-type', contentType)
-    const protocolVersion = request.headers['mcp-protocol-version']
-    if (typeof protocolVersion === 'string') headers.set('mcp-protocol-version', protocolVersion)
-
-    const server = newServer(request)
-    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true })
-    await server.connect(transport)
-    try {
-      const response = parsed
-        ? await transport.handleRequest(new Request(endpoint, { method: 'POST', headers }), { parsedBody: parsed.message })
-        : await transport.handleRequest(new Request(endpoint, { method: 'POST', headers, body: raw }))
-      const text = await response.text()
-      reply.code(response.status)
-      response.headers.forEach((value, key) => {
-        if (key !== 'content-length') reply.header(key, value)
-      })
-      return reply.send(text === '' ? undefined : text)
-    } finally {
-      await server.close()
+    const headers = new Headers()
+    headers.set('accept', ACCEPT)
+    for (const [key, value] of Object.entries(request.headers)) {
+      if (typeof value === 'string' && (key === 'content-type' || key.startsWith('mcp-'))) headers.set(key, value)
     }
+    const projectHeader = request.headers['x-service-project']
+    const caller: Caller = { principal: request.principal, projectRef: typeof projectHeader === 'string' ? projectHeader : undefined, log: request.log }
+    const authInfo: AuthInfo = { token: '', clientId: request.principal.keyId, scopes: [], extra: { caller } }
+    // The SDK's own classification decides the era (isLegacyRequest runs exactly the code
+    // createMcpHandler runs): no envelope claim, or a body that does not parse, is 2025 traffic.
+    const webRequest = parsed ? new Request(endpoint, { method: 'POST', headers }) : new Request(endpoint, { method: 'POST', headers, body: raw })
+    const response = !parsed || (await isLegacyRequest(webRequest, parsed.message))
+      ? await legacy(webRequest, authInfo, parsed?.message)
+      : await modern.fetch(webRequest, { authInfo, parsedBody: parsed.message })
+    const text = await response.text()
+    reply.code(response.status)
+    response.headers.forEach((value, key) => {
+      if (key !== 'content-length') reply.header(key, value)
+    })
+    return reply.send(text === '' ? undefined : text)
   })
 }
 

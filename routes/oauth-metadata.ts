@@ -8,6 +8,7 @@ const oauthMetadata: FastifyPluginAsync<{ publicUrl: string }> = async (app, { p
     resource: `${publicUrl}/mcp`,
     authorization_servers: [publicUrl],
     bearer_methods_supported: ['header'],
+    // A subset of the authorization server's scopes_supported (the same list).
     scopes_supported: [...SCOPES],
     resource_name: 'growthdesk MCP',
     resource_documentation: `${publicUrl}/SKILL.md`,
@@ -24,6 +25,10 @@ const oauthMetadata: FastifyPluginAsync<{ publicUrl: string }> = async (app, { p
     token_endpoint_auth_methods_supported: ['none', 'client_secret_post', 'client_secret_basic'],
     revocation_endpoint_auth_methods_supported: ['none', 'client_secret_post', 'client_secret_basic'],
     scopes_supported: [...SCOPES],
+    // RFC 9207: the authorization response (success and error) carries `iss`.
+    authorization_response_iss_parameter_supported: true,
+    // An HTTPS URL may be the client_id (Client ID Metadata Documents), beside registration.
+    client_id_metadata_document_supported: true,
     service_documentation: `${publicUrl}/SKILL.md`,
   }
   const schema = { tags: ['oauth'], summary: 'OAuth discovery (public)' }

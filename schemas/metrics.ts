@@ -64,13 +64,17 @@ export const Overview = Type.Object({
   last_event_at: NullableTimestamp(),
 })
 
+/** Event properties as sent at ingestion: an object of any JSON values. Said as a schema without
+ * an empty `{}` value schema (strict MCP clients flag those); REST serializes it as is. */
+const EventProperties = Type.Unsafe<Record<string, unknown>>({ type: 'object', additionalProperties: true, description: 'The properties sent at ingestion, as sent.' })
+
 export const StreamEvent = Type.Object({
   uuid: Type.String(),
   event: Type.String(),
   distinct_id: Type.String(),
   timestamp: Timestamp(),
   received_at: Timestamp(),
-  properties: Type.Record(Type.String(), Type.Unknown()),
+  properties: EventProperties,
 })
 
 export const EventStream = Type.Object({

@@ -14,7 +14,14 @@ t.test('defaults: 127.0.0.1:3000, embedded database in ./.data, public URL from 
     allowedOrigins: [],
     trustProxy: false,
     logLevel: 'info',
+    oauthClientMetadataPrivateNetwork: false,
   })
+})
+
+t.test('OAUTH_CLIENT_METADATA_PRIVATE_NETWORK: true or false, nothing else', async (t) => {
+  t.equal(loadConfig({ OAUTH_CLIENT_METADATA_PRIVATE_NETWORK: 'true' }).oauthClientMetadataPrivateNetwork, true)
+  t.equal(loadConfig({ OAUTH_CLIENT_METADATA_PRIVATE_NETWORK: 'false' }).oauthClientMetadataPrivateNetwork, false)
+  t.throws(() => loadConfig({ OAUTH_CLIENT_METADATA_PRIVATE_NETWORK: 'yes' }), /OAUTH_CLIENT_METADATA_PRIVATE_NETWORK="yes" — expected true or false/)
 })
 
 t.test('TRUST_PROXY: true, false, a hop count or proxy addresses', async (t) => {

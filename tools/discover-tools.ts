@@ -28,7 +28,7 @@ export default defineOperation({
         title: Type.String(),
         description: Type.String(),
         read_only: Type.Boolean(),
-        input_schema: Type.Optional(Type.Unknown()),
+        input_schema: Type.Optional(Type.Unsafe<Record<string, unknown>>({ type: 'object', description: "The tool's input JSON Schema (with include_schemas)." })),
       })
     ),
     total: Type.Integer(),

@@ -10,6 +10,12 @@ import { createApiKeysRepository } from './api-keys.ts'
 export const ACCESS_TOKEN_TTL_S = 3600
 export const REFRESH_TOKEN_TTL_S = 30 * 24 * 3600
 const CODE_TTL_S = 300
+/**
+ * A rotated refresh token still works this long after its first use: a client that lost the
+ * answer of a refresh (a race between two requests, a dropped connection) retries with the token
+ * it has and gets a fresh pair instead of losing the grant. After it, reuse revokes the grant.
+ */
+export const REFRESH_REUSE_GRACE_S = 60
 
 export type OAuthClient = typeof oauthClients.$inferSelect
 
@@ -45,6 +51,16 @@ export function createOAuthRepository(db: Db) {
         .values({ id, name: input.name, redirectUris: input.redirectUris, authMethod: input.authMethod, secretHash: secret && hashKey(secret), createdAt: input.now })
         .returning()
       return { client: row!, secret }
+    },
+
+    /** A Client ID Metadata Document client: its id is the document's URL; name and redirect URIs follow the document. */
+    async upsertMetadataClient(input: { id: string; name: string; redirectUris: string[]; now: Date }): Promise<OAuthClient> {
+      const [row] = await db
+        .insert(oauthClients)
+        .values({ id: input.id, name: input.name, redirectUris: input.redirectUris, authMethod: 'none', secretHash: null, createdAt: input.now })
+        .onConflictDoUpdate({ target: oauthClients.id, set: { name: input.name, redirectUris: input.redirectUris } })
+        .returning()
+      return row!
     },
 
     async client(id: string): Promise<OAuthClient | undefined> {
@@ -89,7 +105,7 @@ export function createOAuthRepository(db: Db) {
       })
     },
 
-    /** Rotates a refresh token: the old one is spent; presenting a spent one revokes the grant. */
+    /** Rotates a refresh token: the old one is spent; presenting a spent one after the grace window revokes the grant. */
     async refresh(token: string, clientId: string, now: Date) {
       return db.transaction(async (tx) => {
         const [row] = await tx
@@ -100,11 +116,16 @@ export function createOAuthRepository(db: Db) {
           .for('update')
         if (!row || row.clientId !== clientId) return { error: 'The refresh token is unknown.' } as const
         if (row.revokedAt) return { error: 'The refresh token was revoked.' } as const
+        if (row.expiresAt <= now) return { error: 'The refresh token has expired.' } as const
         if (row.usedAt) {
+          // Within the grace window a lost rotation is retried, not an attack: a fresh pair.
+          if (now.getTime() - row.usedAt.getTime() <= REFRESH_REUSE_GRACE_S * 1000) {
+            const tokens = await issueTokens(tx as unknown as Db, { id: row.grantId, userId: row.userId, workspaceId: row.workspaceId }, now)
+            return { tokens, scope: row.scope } as const
+          }
           await revokeGrantIn(tx as unknown as Db, row.grantId, now)
           return { error: 'The refresh token was already used; the grant is revoked.' } as const
         }
-        if (row.expiresAt <= now) return { error: 'The refresh token has expired.' } as const
         await tx.update(oauthRefreshTokens).set({ usedAt: now }).where(eq(oauthRefreshTokens.hash, hashKey(token)))
         const tokens = await issueTokens(tx as unknown as Db, { id: row.grantId, userId: row.userId, workspaceId: row.workspaceId }, now)
         return { tokens, scope: row.scope } as const

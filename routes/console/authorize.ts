@@ -6,6 +6,7 @@ import { requireUser } from './index.ts'
 import { sessionPrincipal } from '../../core/access.ts'
 import { SCOPES } from '../oauth-metadata.ts'
 import type { OAuthClient } from '../../db/repositories/oauth.ts'
+import { clientResolver } from '../oauth-client-metadata.ts'
 
 type Params = Record<string, string | undefined>
 
@@ -15,14 +16,17 @@ const abilities: Record<string, string> = {
   owner: 'everything a reviewer can, and update the project card',
 }
 
-const authorizeRoutes: FastifyPluginAsync<{ publicUrl: string }> = async (app, { publicUrl }) => {
+const authorizeRoutes: FastifyPluginAsync<{ publicUrl: string; clientMetadataPrivateNetwork?: boolean }> = async (app, { publicUrl, clientMetadataPrivateNetwork }) => {
   const resource = `${publicUrl}/mcp`
+  // client_id: a registered id, or the HTTPS URL of a Client ID Metadata Document.
+  const resolveClient = clientResolver(app, { privateNetwork: clientMetadataPrivateNetwork ?? false })
 
   type Checked = { client: OAuthClient; redirectUri: string; params: Record<string, string> } | { page: string } | { redirect: string }
 
   /** RFC 6749 §4.1.2.1: until client and redirect URI are known good, errors are shown, not redirected. */
   async function check(q: Params): Promise<Checked> {
-    const client = q.client_id ? await app.repos.oauth.client(q.client_id) : undefined
+    const client = await resolveClient(q.client_id)
+    if (client && 'error' in client) return { page: `The application's client metadata document cannot be used: ${client.error}` }
     if (!client) return { page: 'The application is not registered here (unknown client_id).' }
     const redirectUri = q.redirect_uri ?? (client.redirectUris.length === 1 ? client.redirectUris[0] : undefined)
     if (!redirectUri || !client.redirectUris.includes(redirectUri)) return { page: 'The redirect_uri is not one this application registered.' }

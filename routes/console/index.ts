@@ -38,6 +38,8 @@ const SESSION_HOURS = 12
 
 export interface ConsoleOptions {
   publicUrl: string
+  /** OAUTH_CLIENT_METADATA_PRIVATE_NETWORK, for the authorization endpoint's metadata-document fetch. */
+  clientMetadataPrivateNetwork?: boolean
 }
 
 export default async function consolePlugin(app: FastifyInstance, options: ConsoleOptions) {
@@ -116,7 +118,7 @@ export default async function consolePlugin(app: FastifyInstance, options: Conso
 
   await app.register(consoleAssets)
   await app.register(consolePages, { publicUrl: options.publicUrl })
-  await app.register(authorizeRoutes, { publicUrl: options.publicUrl })
+  await app.register(authorizeRoutes, { publicUrl: options.publicUrl, clientMetadataPrivateNetwork: options.clientMetadataPrivateNetwork })
 }
 
 /** preHandler: the signed-in user, or a redirect to the sign-in page that comes back here. */

@@ -125,7 +125,7 @@ t.test('malformed JSON is HTTP 400 with a JSON-RPC parse error', async (t) => {
   t.equal(body.error.code, -32700)
   const notRpc = await post({ hello: 'world' })
   t.equal(notRpc.status, 400, 'valid JSON that is not JSON-RPC')
-  t.equal((await notRpc.json()).error.code, -32700)
+  t.equal((await notRpc.json()).error.code, -32600, 'parses, so an invalid request rather than a parse error')
   const empty = await post('')
   t.equal(empty.status, 400, 'an empty body')
   t.equal((await empty.json()).error.code, -32700)

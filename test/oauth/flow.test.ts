@@ -1,4 +1,8 @@
 import t from 'tap'
+import { eq } from 'drizzle-orm'
+import { oauthRefreshTokens } from '../../db/schema.ts'
+import { REFRESH_REUSE_GRACE_S } from '../../db/repositories/oauth.ts'
+import { hashKey } from '../../core/keys.ts'
 import { createHash, randomBytes } from 'node:crypto'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
@@ -119,9 +123,19 @@ t.test('token endpoint: refresh rotation, revocation, PKCE and resource mismatch
     t.not(second.refresh_token, first.refresh_token)
     t.equal((await app.inject({ method: 'GET', url: '/v1/tools', headers: bearer(second.access_token) })).statusCode, 200)
 
+    // A client that lost the answer retries with the spent token within the grace window: a valid pair.
+    const retried = await token({ grant_type: 'refresh_token', refresh_token: first.refresh_token })
+    t.equal(retried.status, 200, `within ${REFRESH_REUSE_GRACE_S} s a spent refresh token still works`)
+    const pair = await retried.json()
+    t.equal((await app.inject({ method: 'GET', url: '/v1/tools', headers: bearer(pair.access_token) })).statusCode, 200, 'the new access token works')
+    t.equal((await app.inject({ method: 'GET', url: '/v1/tools', headers: bearer(second.access_token) })).statusCode, 200, 'the grant lives on')
+    t.equal((await token({ grant_type: 'refresh_token', refresh_token: pair.refresh_token })).status, 200, 'the new refresh token works')
+
+    // After the window, reuse is theft: the whole grant goes.
+    await app.db.update(oauthRefreshTokens).set({ usedAt: new Date(Date.now() - (REFRESH_REUSE_GRACE_S + 1) * 1000) }).where(eq(oauthRefreshTokens.hash, hashKey(first.refresh_token)))
     const reuse = await token({ grant_type: 'refresh_token', refresh_token: first.refresh_token })
     t.equal(reuse.status, 400)
-    t.equal((await app.inject({ method: 'GET', url: '/v1/tools', headers: bearer(second.access_token) })).statusCode, 401, 'reuse revokes the grant')
+    t.equal((await app.inject({ method: 'GET', url: '/v1/tools', headers: bearer(second.access_token) })).statusCode, 401, 'reuse after the grace window revokes the grant')
 
     const code2 = await codeFrom()
     const third = await (await token({ grant_type: 'authorization_code', code: code2, redirect_uri: REDIRECT, code_verifier: verifier })).json()

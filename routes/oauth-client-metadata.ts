@@ -1,0 +1,153 @@
+// OAuth Client ID Metadata Documents (draft-ietf-oauth-client-id-metadata-document, the MCP
+// 2025-11-25 registration of choice): a client names itself by an HTTPS URL as `client_id`; the
+// document at that URL is fetched (size and time limited), validated, cached, and stored as an
+// oauth_clients row whose id is the URL, so grants and tokens work as for registered clients.
+// The fetch refuses private, loopback and link-local addresses (the server must not become a
+// probe of its own network) unless OAUTH_CLIENT_METADATA_PRIVATE_NETWORK=true, which also
+// allows http:// URLs (tests and local development without TLS).
+import http from 'node:http'
+import https from 'node:https'
+import { lookup } from 'node:dns'
+import { BlockList, isIP } from 'node:net'
+import type { FastifyInstance } from 'fastify'
+import type { OAuthClient } from '../db/repositories/oauth.ts'
+import { acceptableRedirectUri } from './oauth.ts'
+
+export const METADATA_MAX_BYTES = 16 * 1024
+export const METADATA_TIMEOUT_MS = 5_000
+const CACHE_DEFAULT_S = 300
+const CACHE_MAX_S = 24 * 3600
+const CACHE_MAX_ENTRIES = 1000
+
+const blocked = new BlockList()
+for (const [net, bits] of [['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12], ['192.0.0.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['224.0.0.0', 3]] as const) blocked.addSubnet(net, bits, 'ipv4')
+for (const [net, bits] of [['::', 128], ['::1', 128], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8], ['64:ff9b::', 96]] as const) blocked.addSubnet(net, bits, 'ipv6')
+
+/** Whether an address is private, loopback, link-local or otherwise not a public unicast one. */
+export function isPrivateAddress(address: string): boolean {
+  // An IPv4-mapped IPv6 address is judged as the IPv4 address it carries.
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)
+  if (mapped) return isPrivateAddress(mapped[1]!)
+  const family = isIP(address)
+  if (family === 0) return true
+  return blocked.check(address, family === 4 ? 'ipv4' : 'ipv6')
+}
+
+/** Whether `client_id` is a metadata-document URL rather than a registered id. */
+export const isMetadataUrl = (clientId: string) => /^https?:\/\//i.test(clientId)
+
+export class ClientMetadataError extends Error {}
+
+export interface ClientMetadataOptions {
+  /** OAUTH_CLIENT_METADATA_PRIVATE_NETWORK: allow private/loopback addresses and http:// URLs. */
+  privateNetwork: boolean
+}
+
+/** GET with a pinned, checked DNS answer, a byte limit and a deadline. */
+function fetchDocument(url: URL, privateNetwork: boolean): Promise<{ body: string; maxAge: number | undefined }> {
+  return new Promise((resolve, reject) => {
+    const fail = (message: string) => reject(new ClientMetadataError(message))
+    const checkedLookup: typeof lookup = ((hostname: string, options: object, callback: (err: Error | null, address: string | { address: string; family: number }[], family?: number) => void) => {
+      lookup(hostname, { ...options, all: true }, (err, addresses) => {
+        if (err) return callback(err, '', 0)
+        const list = addresses as { address: string; family: number }[]
+        if (!privateNetwork && list.some((a) => isPrivateAddress(a.address))) return callback(new ClientMetadataError(`${hostname} resolves to a private or loopback address.`), '', 0)
+        if ((options as { all?: boolean }).all) return callback(null, list)
+        callback(null, list[0]!.address, list[0]!.family)
+      })
+    }) as typeof lookup
+    if (!privateNetwork && isIP(url.hostname.replace(/^\[|\]$/g, '')) && isPrivateAddress(url.hostname.replace(/^\[|\]$/g, ''))) return fail('The client_id URL names a private or loopback address.')
+    const client = url.protocol === 'https:' ? https : http
+    const req = client.get(url, { lookup: checkedLookup, headers: { accept: 'application/json' }, timeout: METADATA_TIMEOUT_MS }, (res) => {
+      if (res.statusCode !== 200) {
+        res.resume()
+        return fail(`The client metadata document answered HTTP ${res.statusCode}.`)
+      }
+      const declared = Number(res.headers['content-length'] ?? 0)
+      if (declared > METADATA_MAX_BYTES) {
+        res.destroy()
+        return fail(`The client metadata document is larger than ${METADATA_MAX_BYTES} bytes.`)
+      }
+      const chunks: Buffer[] = []
+      let size = 0
+      res.on('data', (c: Buffer) => {
+        size += c.length
+        if (size > METADATA_MAX_BYTES) {
+          res.destroy()
+          fail(`The client metadata document is larger than ${METADATA_MAX_BYTES} bytes.`)
+        } else chunks.push(c)
+      })
+      res.on('end', () => {
+        const maxAge = /max-age=(\d+)/.exec(String(res.headers['cache-control'] ?? ''))?.[1]
+        resolve({ body: Buffer.concat(chunks).toString('utf8'), maxAge: maxAge === undefined ? undefined : Number(maxAge) })
+      })
+      res.on('error', (err) => fail(`Reading the client metadata document failed: ${err.message}`))
+    })
+    req.on('timeout', () => req.destroy(new ClientMetadataError(`The client metadata document did not arrive within ${METADATA_TIMEOUT_MS} ms.`)))
+    req.on('error', (err) => fail(err instanceof ClientMetadataError ? err.message : `Fetching the client metadata document failed: ${err.message}`))
+  })
+}
+
+/** The document's fields we use, validated; throws ClientMetadataError naming the problem. */
+export function validateDocument(clientId: string, doc: unknown): { name: string; redirectUris: string[] } {
+  if (!doc || typeof doc !== 'object' || Array.isArray(doc)) throw new ClientMetadataError('The client metadata document is not a JSON object.')
+  const d = doc as Record<string, unknown>
+  if (d.client_id !== clientId) throw new ClientMetadataError('The client metadata document\'s client_id is not the URL it was fetched from.')
+  const uris = d.redirect_uris
+  if (!Array.isArray(uris) || uris.length === 0 || uris.length > 10 || !uris.every((u) => typeof u === 'string' && u.length <= 2048 && acceptableRedirectUri(u))) {
+    throw new ClientMetadataError('redirect_uris must list 1–10 https, loopback http or app-scheme URIs without a fragment.')
+  }
+  const method = d.token_endpoint_auth_method ?? 'none'
+  if (method !== 'none') throw new ClientMetadataError('A metadata-document client is a public client: token_endpoint_auth_method must be none.')
+  for (const key of ['client_secret', 'client_secret_expires_at']) if (key in d) throw new ClientMetadataError(`A client metadata document must not contain ${key}.`)
+  const grantTypes = d.grant_types ?? ['authorization_code']
+  if (!Array.isArray(grantTypes) || !grantTypes.every((g) => g === 'authorization_code' || g === 'refresh_token')) {
+    throw new ClientMetadataError('grant_types may contain authorization_code and refresh_token only.')
+  }
+  const name = typeof d.client_name === 'string' && d.client_name.trim() ? d.client_name.trim().slice(0, 200) : new URL(clientId).host
+  return { name, redirectUris: uris as string[] }
+}
+
+/** Resolves `client_id` values: registered ids from the database, URLs through their document. */
+export function clientResolver(app: FastifyInstance, options: ClientMetadataOptions) {
+  const cache = new Map<string, { client: OAuthClient; until: number }>()
+
+  async function fromDocument(clientId: string): Promise<OAuthClient> {
+    let url: URL
+    try {
+      url = new URL(clientId)
+    } catch {
+      throw new ClientMetadataError('The client_id is not a valid URL.')
+    }
+    if (url.protocol !== 'https:' && !(url.protocol === 'http:' && options.privateNetwork)) throw new ClientMetadataError('A client_id URL must use https.')
+    if (url.hash || url.username || url.password || url.pathname === '/' || clientId.length > 2048) {
+      throw new ClientMetadataError('A client_id URL must have a path and no fragment or credentials.')
+    }
+    const { body, maxAge } = await fetchDocument(url, options.privateNetwork)
+    let doc: unknown
+    try {
+      doc = JSON.parse(body)
+    } catch {
+      throw new ClientMetadataError('The client metadata document is not valid JSON.')
+    }
+    const { name, redirectUris } = validateDocument(clientId, doc)
+    const client = await app.repos.oauth.upsertMetadataClient({ id: clientId, name, redirectUris, now: app.now() })
+    if (cache.size >= CACHE_MAX_ENTRIES) cache.delete(cache.keys().next().value!)
+    const seconds = Math.min(Math.max(maxAge ?? CACHE_DEFAULT_S, 0), CACHE_MAX_S)
+    cache.set(clientId, { client, until: Date.now() + seconds * 1000 })
+    return client
+  }
+
+  return async function resolve(clientId: string | undefined): Promise<OAuthClient | { error: string } | undefined> {
+    if (!clientId) return undefined
+    if (!isMetadataUrl(clientId)) return app.repos.oauth.client(clientId)
+    const hit = cache.get(clientId)
+    if (hit && hit.until > Date.now()) return hit.client
+    try {
+      return await fromDocument(clientId)
+    } catch (err) {
+      if (err instanceof ClientMetadataError) return { error: err.message }
+      throw err
+    }
+  }
+}
