@@ -29,6 +29,8 @@ export interface BuildOptions {
   logger?: FastifyServerOptions['logger']
   /** The clock for metrics, expiry and "today"; tests pin it. */
   now?: () => Date
+  /** Check every operation's result against its output schema (tests turn it on). */
+  checkOutputs?: boolean
 }
 
 export const BODY_LIMIT = 1024 * 1024
@@ -98,7 +100,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     await app.register(errorsPlugin)
     await app.register(databasePlugin, { database: config.database })
     await app.register(repositoriesPlugin)
-    await app.register(registryPlugin, { now: options.now ?? (() => new Date()) })
+    await app.register(registryPlugin, { now: options.now ?? (() => new Date()), checkOutputs: options.checkOutputs })
     await app.register(authPlugin, { publicUrl: config.publicUrl })
 
     await app.register(corsPlugin, { publicUrl: config.publicUrl, allowedOrigins: config.allowedOrigins })

@@ -108,3 +108,16 @@ export function errorBody(err: { code?: string; message: string; details?: Error
   const code = err.code?.startsWith('GD_') ? err.code.slice(3).toLowerCase() : 'internal'
   return { error: { code, message: err.message, ...(err.details?.length ? { details: err.details } : {}) } }
 }
+
+/**
+ * The one mapping from anything thrown to what a client sees (DESIGN §4): an error of the
+ * catalogue keeps its status and message; anything else is a generic 500 whose cause the
+ * caller logs (`internal`), never shown. REST sends it as the body, MCP as `isError` content,
+ * the console as an error page.
+ */
+export function errorResponse(err: unknown): { status: number; body: ErrorBody; internal: boolean } {
+  const e = err as { code?: string; statusCode?: number; message?: string; details?: ErrorDetail[] }
+  const status = e?.code?.startsWith('GD_') ? (e.statusCode ?? 500) : 500
+  if (status < 500) return { status, body: errorBody(e as { message: string }), internal: false }
+  return { status, body: errorBody(appError('Internal', 'Something went wrong on our side; it has been logged.')), internal: true }
+}

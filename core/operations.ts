@@ -5,6 +5,7 @@ import type { ValidateFunction } from 'ajv'
 import type { FastifyBaseLogger } from 'fastify'
 import type { Principal, ProjectAccess } from './access.ts'
 import { roleAtLeast } from './access.ts'
+import fastJson from 'fast-json-stringify'
 import { appError, detailsFromValidation, invalidArguments } from './errors.ts'
 import { strictAjv } from './validation.ts'
 import { ProjectRef, type Role } from '../schemas/atoms.ts'
@@ -70,15 +71,20 @@ interface Entry {
   op: Operation
   contract: ToolContract
   validate: ValidateFunction
+  /** The output schema compiled once: serializes a result and so drops anything it does not declare. */
+  serialize: (result: unknown) => string
+  checkOutput?: ValidateFunction
 }
 
-export interface CallOptions {
+/** Which surface a call came through: for logs only, never for behaviour. */
+export type Surface = 'project-api' | 'tools-api' | 'mcp' | 'console' | 'ingest' | 'cli'
+
+/** Who calls, through which surface, and for which project (from the path or X-Service-Project; `args.project` wins). */
+export interface Call {
   principal: Principal
-  /** Project from the path or the X-Service-Project header; `args.project` wins. */
-  projectRef?: string
+  projectRef?: string | undefined
+  surface: Surface
   log: FastifyBaseLogger
-  /** The caller has checked the tool is enabled for the workspace (REST routes skip it). */
-  asTool?: boolean
 }
 
 /** PostgreSQL text cannot hold U+0000: find it anywhere in the arguments (keys too) first. */
@@ -106,11 +112,18 @@ function stripIds(schema: TSchema): TSchema {
   return JSON.parse(JSON.stringify(schema, (key, value) => (key === '$id' || key === '$schema' ? undefined : value)))
 }
 
+interface RegistryDeps {
+  repos: Repositories
+  now: () => Date
+  /** Check every result against its output schema and fail loudly (tests turn this on). */
+  checkOutputs?: boolean
+}
+
 export class Registry {
   private readonly entries = new Map<string, Entry>()
 
-  private readonly deps: { repos: Repositories; now: () => Date }
-  constructor(deps: { repos: Repositories; now: () => Date }) {
+  private readonly deps: RegistryDeps
+  constructor(deps: RegistryDeps) {
     this.deps = deps
   }
 
@@ -131,18 +144,25 @@ export class Registry {
       output_schema: stripIds(op.output),
       annotations: { title: op.title, ...op.annotations },
     }
-    this.entries.set(op.name, { op, contract, validate: strictAjv.compile(contract.input_schema) })
+    this.entries.set(op.name, {
+      op,
+      contract,
+      validate: strictAjv.compile(contract.input_schema),
+      serialize: fastJson(contract.output_schema as never),
+      checkOutput: this.deps.checkOutputs ? strictAjv.compile(contract.output_schema) : undefined,
+    })
   }
 
-  get(name: string): Operation | undefined {
-    return this.entries.get(name)?.op
+  /** Every operation, in registration order (routes and documents are derived from them). */
+  operations(): Operation[] {
+    return [...this.entries.values()].map((e) => e.op)
   }
 
   contract(name: string): ToolContract | undefined {
     return this.entries.get(name)?.contract
   }
 
-  /** The tools (operations exposed as tools) minus those disabled in a workspace. */
+  /** The tools (operations exposed as tools) minus those given, in registration order. */
   contracts(disabled: readonly string[] = []): ToolContract[] {
     return [...this.entries.values()]
       .filter((e) => e.op.tool !== false && !disabled.includes(e.op.name))
@@ -154,14 +174,35 @@ export class Registry {
     return [...this.entries.values()].filter((e) => e.op.tool !== false).map((e) => e.op.name)
   }
 
-  /** Validates the arguments, resolves the project and the caller's role, runs the handler. */
-  async call(name: string, rawArgs: unknown, options: CallOptions): Promise<unknown> {
+  /** The one answer to "which tools does this workspace have": every tool it has not disabled. */
+  async toolsFor(principal: Principal): Promise<ToolContract[]> {
+    const disabled = await this.deps.repos.workspaces.disabledTools(principal.workspaceId)
+    return this.contracts(disabled)
+  }
+
+  /** A tool the caller's workspace has, or NotFound (unknown, not a tool, or disabled there). */
+  async toolFor(principal: Principal, name: string): Promise<Operation> {
     const entry = this.entries.get(name)
-    if (!entry || (options.asTool && entry.op.tool === false)) throw appError('NotFound', `There is no tool named '${name}'.`)
-    if (options.asTool) {
-      const disabled = await this.deps.repos.workspaces.disabledTools(options.principal.workspaceId)
-      if (disabled.includes(name)) throw appError('NotFound', `There is no tool named '${name}' enabled in this workspace.`)
-    }
+    if (!entry || entry.op.tool === false) throw appError('NotFound', `There is no tool named '${name}'.`)
+    const disabled = await this.deps.repos.workspaces.disabledTools(principal.workspaceId)
+    if (disabled.includes(name)) throw appError('NotFound', `There is no tool named '${name}' enabled in this workspace.`)
+    return entry.op
+  }
+
+  /** The result as the operation's output schema writes it: the same bytes on every surface. */
+  serialize(op: Operation, result: unknown): string {
+    return this.entry(op).serialize(result)
+  }
+
+  private entry(op: Operation): Entry {
+    const entry = this.entries.get(op.name)
+    if (!entry || entry.op !== op) throw new Error(`Operation ${op.name} is not registered`)
+    return entry
+  }
+
+  /** The one way in: validates the arguments, resolves the project and the caller's role, runs the handler. */
+  async invoke<O extends Operation>(op: O, rawArgs: unknown, call: Call): Promise<Static<O['output']>> {
+    const entry = this.entry(op)
     const args = structuredClone(rawArgs ?? {}) as Record<string, unknown>
     if (typeof args !== 'object' || Array.isArray(args)) {
       throw invalidArguments([{ path: '', message: 'must be a JSON object of arguments' }])
@@ -169,25 +210,32 @@ export class Registry {
     const nul = findNul(args, '')
     if (nul !== null) throw invalidArguments([{ path: nul, message: 'must not contain the NUL character (\\u0000)' }])
     if (!entry.validate(args)) throw invalidArguments(detailsFromValidation(entry.validate.errors ?? []))
-    const { op } = entry
-    const ctx: Context = { principal: options.principal, repos: this.deps.repos, log: options.log, now: this.deps.now, registry: this }
-    if (op.scope === 'workspace') return op.handler(args as never, ctx)
+    const ctx: Context = { principal: call.principal, repos: this.deps.repos, log: call.log, now: this.deps.now, registry: this }
+    const result = op.scope === 'workspace'
+      ? await op.handler(args as never, ctx)
+      : await op.handler(args as never, { ...ctx, project: await this.project(op, args, call) })
+    if (entry.checkOutput && !entry.checkOutput(result)) {
+      throw new Error(`${op.name} returned a result outside its output schema: ${JSON.stringify(entry.checkOutput.errors)}`)
+    }
+    return result as Static<O['output']>
+  }
 
-    const ref = (args.project as string | undefined) ?? options.projectRef
+  private async project(op: Operation, args: Record<string, unknown>, call: Call): Promise<ProjectAccess> {
+    const ref = (args.project as string | undefined) ?? call.projectRef
     delete args.project
     if (!ref) {
       throw invalidArguments(
         [{ path: 'project', message: 'is required: send `project` (id or slug) or the X-Service-Project header' }],
-        `The tool '${name}' needs a project: send \`project\` (id or slug) in the arguments or the X-Service-Project header.`
+        `The tool '${op.name}' needs a project: send \`project\` (id or slug) in the arguments or the X-Service-Project header.`
       )
     }
-    const project = await this.deps.repos.projects.access(options.principal, ref)
+    const project = await this.deps.repos.projects.access(call.principal, ref)
     if (!project) throw appError('NotFound', `Project '${ref}' was not found.`)
     if (!roleAtLeast(project.role, op.role)) {
       throw op.role === 'reviewer'
         ? appError('ReviewAccessRequired', `This needs review access to project '${project.slug}'; your access is ${project.role}.`)
         : appError('Forbidden', `This needs the ${op.role} role in project '${project.slug}'; your access is ${project.role}.`)
     }
-    return op.handler(args as never, { ...ctx, project })
+    return project
   }
 }

@@ -3,7 +3,7 @@
 import fp from 'fastify-plugin'
 import FindMyWay, { type HTTPMethod, type HTTPVersion } from 'find-my-way'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { appError, detailsFromValidation, errorBody, invalidArguments } from '../core/errors.ts'
+import { appError, detailsFromValidation, errorBody, errorResponse, invalidArguments } from '../core/errors.ts'
 
 const fastifyErrors: Record<string, (err: FastifyError) => Error> = {
   FST_ERR_CTP_INVALID_JSON_BODY: () => appError('InvalidJson', 'The request body is not valid JSON.'),
@@ -68,13 +68,9 @@ async function errorsPlugin(app: FastifyInstance) {
     } else if (error.code === 'FST_ERR_RATE_LIMIT' || error.statusCode === 429) {
       err = appError('RateLimited', error.message) as never
     }
-    const status = err.code?.startsWith('GD_') ? (err.statusCode ?? 500) : 500
-    if (status >= 500) {
-      request.log.error({ err: error }, 'request failed')
-      const body = status === 503 ? errorBody(err) : errorBody(appError('Internal', 'Something went wrong on our side; it has been logged.'))
-      return reply.code(status).send(body)
-    }
-    return reply.code(status).send(errorBody(err))
+    const { status, body, internal } = errorResponse(err)
+    if (internal) request.log.error({ err: error }, 'request failed')
+    return reply.code(status).send(body)
   })
 }
 

@@ -1,8 +1,8 @@
 // Event ingestion: POST /v1/events, with an ingest key (its project) or any other key + project.
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { ProjectRef } from '../schemas/atoms.ts'
-import { responses } from './responses.ts'
+import { ErrorResponse, ProjectRef } from '../schemas/atoms.ts'
+import { bearerSecurity } from './operation-route.ts'
 import ingestEvents from '../tools/ingest-events.ts'
 
 const Body = Type.Object({ project: Type.Optional(ProjectRef), events: ingestEvents.input.properties.events }, { additionalProperties: false })
@@ -11,10 +11,24 @@ const Headers = Type.Object({ 'x-service-project': Type.Optional(ProjectRef) })
 const eventsRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post('/v1/events', {
     onRequest: app.authenticate('ingest'),
-    schema: { tags: ['events'], security: [{ bearer: [] }], summary: ingestEvents.title, description: ingestEvents.description, headers: Headers, body: Body, response: responses(ingestEvents.output) },
+    schema: {
+      operationId: ingestEvents.name,
+      tags: ['events'],
+      security: bearerSecurity,
+      summary: ingestEvents.title,
+      description: ingestEvents.description,
+      headers: Headers,
+      body: Body,
+      response: { 200: ingestEvents.output, '4xx': ErrorResponse, '5xx': ErrorResponse },
+    },
   }, (req) => {
     const { project, ...args } = req.body
-    return req.operate(ingestEvents, args, project ?? req.headers['x-service-project'] ?? req.principal.projectId ?? undefined)
+    return app.registry.invoke(ingestEvents, args, {
+      principal: req.principal,
+      projectRef: project ?? req.headers['x-service-project'] ?? req.principal.projectId ?? undefined,
+      surface: 'ingest',
+      log: req.log,
+    })
   })
 }
 

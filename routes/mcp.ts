@@ -21,7 +21,7 @@ import {
 } from '@modelcontextprotocol/server'
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/server/validators/ajv'
 import type { Principal } from '../core/access.ts'
-import { appError, errorBody } from '../core/errors.ts'
+import { appError, errorBody, errorResponse } from '../core/errors.ts'
 import { growthSkillMarkdown, skillMarkdown } from '../docs/agent-docs.ts'
 import { mcpAllowedHosts, mcpAllowedOrigins } from './mcp-origins.ts'
 
@@ -88,27 +88,27 @@ const mcpRoutes: FastifyPluginAsync<{ publicUrl: string; allowedOrigins: string[
   const endpoint = `${publicUrl}/mcp`
 
   // The handlers, built once; each reads its caller from the request context.
+  const toolByName = new Map(tools.map((t) => [t.name, t]))
   const listTools = async (_req: unknown, ctx: ServerContext) => {
-    const disabled = await app.repos.workspaces.disabledTools(callerOf(ctx).principal.workspaceId)
-    return { tools: disabled.length === 0 ? tools : tools.filter((t) => !disabled.includes(t.name)) }
+    const contracts = await app.registry.toolsFor(callerOf(ctx).principal)
+    return { tools: contracts.length === tools.length ? tools : contracts.map((c) => toolByName.get(c.name)!) }
   }
 
   const callTool = async (req: { params: { name: string; arguments?: Record<string, unknown> } }, ctx: ServerContext): Promise<CallToolResult> => {
     const { principal, projectRef, log } = callerOf(ctx)
     const { name, arguments: args } = req.params
-    if (!toolNames.has(name) || (await app.repos.workspaces.disabledTools(principal.workspaceId)).includes(name)) {
+    // An unknown (or disabled) tool is a protocol error in MCP, not a failed call.
+    const op = await app.registry.toolFor(principal, name).catch(() => {
       throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${name}`)
-    }
+    })
     try {
-      // asTool: false — the tool and its being enabled were checked just above; the registry
-      // need not look the workspace's disabled tools up a second time.
-      const result = (await app.registry.call(name, args ?? {}, { principal, projectRef, log, asTool: false })) as Record<string, unknown>
-      return { content: [{ type: 'text', text: JSON.stringify(result) }], structuredContent: result }
+      const result = await app.registry.invoke(op, args ?? {}, { principal, projectRef, surface: 'mcp', log })
+      // The text is what the output schema writes, byte for byte what POST /v1/tools/:name returns.
+      const text = app.registry.serialize(op, result)
+      return { content: [{ type: 'text', text }], structuredContent: JSON.parse(text) }
     } catch (err) {
-      const e = err as Error & { code?: string; statusCode?: number }
-      const known = e.code?.startsWith('GD_') && (e.statusCode ?? 500) < 500
-      if (!known) log.error({ err }, 'tool call failed')
-      const body = known ? errorBody(e) : errorBody(appError('Internal', 'Something went wrong on our side; it has been logged.'))
+      const { body, internal } = errorResponse(err)
+      if (internal) log.error({ err }, 'tool call failed')
       // The REST error object as text. No structuredContent: it would have to match the
       // tool's outputSchema, and the 2025 SDK client validates it even on errors.
       return { isError: true, content: [{ type: 'text', text: JSON.stringify(body) }] }

@@ -1,66 +1,41 @@
-// Projects and memories over REST (spec 4.2): each route is an operation of the registry.
-import { Type } from '@sinclair/typebox'
-import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { ProjectRef } from '../schemas/atoms.ts'
-import { MemoryId } from '../schemas/memories.ts'
-import { responses } from './responses.ts'
+// Projects, memories and workspace tool settings over REST (spec 4.2): a table of routes, each an operation.
+import type { FastifyPluginAsync } from 'fastify'
+import { operationRoute, type OperationRoute } from './operation-route.ts'
 import listProjects from '../tools/list-projects.ts'
 import createProject from '../tools/create-project.ts'
 import getProject from '../tools/get-project.ts'
-import updateProject, { ProjectCardPatch } from '../tools/update-project.ts'
+import updateProject from '../tools/update-project.ts'
 import listMemories from '../tools/list-memories.ts'
 import addMemory from '../tools/add-memory.ts'
-import updateMemory, { MemoryPatch } from '../tools/update-memory.ts'
+import updateMemory from '../tools/update-memory.ts'
 import forgetMemory from '../tools/forget-memory.ts'
 import { listWorkspaceTools, setToolEnabled } from '../tools/workspace-tools.ts'
 
-const Project = Type.Object({ project: ProjectRef })
-const Id = Type.Object({ id: MemoryId })
-const security = [{ bearer: [] }]
-const doc = (op: { title: string; description: string }, tag: string) => ({ tags: [tag], security, summary: op.title, description: op.description })
+const project = 'project'
+const groups: [string, OperationRoute[]][] = [
+  ['projects', [
+    { method: 'GET', url: '/projects', op: listProjects },
+    { method: 'POST', url: '/projects', op: createProject, status: 201 },
+    { method: 'GET', url: '/projects/:project', op: getProject, project },
+    { method: 'PATCH', url: '/projects/:project', op: updateProject, project },
+  ]],
+  ['memories', [
+    { method: 'GET', url: '/projects/:project/memories', op: listMemories, project },
+    { method: 'POST', url: '/projects/:project/memories', op: addMemory, project, status: 201 },
+    { method: 'PATCH', url: '/memories/:id', op: updateMemory },
+    { method: 'DELETE', url: '/memories/:id', op: forgetMemory },
+  ]],
+  ['workspace', [
+    { method: 'GET', url: '/workspace/tools', op: listWorkspaceTools },
+    { method: 'PUT', url: '/workspace/tools/:name', op: setToolEnabled },
+  ]],
+]
 
-const projectRoutes: FastifyPluginAsyncTypebox = async (app) => {
+const projectRoutes: FastifyPluginAsync = async (app) => {
   app.addHook('onRequest', app.authenticate('tools-api'))
-
-  app.get('/projects', { schema: { ...doc(listProjects, 'projects'), response: responses(listProjects.output) } }, (req) =>
-    req.operate(listProjects, {})
-  )
-
-  app.post('/projects', { schema: { ...doc(createProject, 'projects'), body: createProject.input, response: { ...responses(createProject.output), 201: createProject.output } } },
-    async (req, reply) => reply.code(201).send(await req.operate(createProject, req.body))
-  )
-
-  app.get('/projects/:project', { schema: { ...doc(getProject, 'projects'), params: Project, response: responses(getProject.output) } }, (req) =>
-    req.operate(getProject, {}, req.params.project)
-  )
-
-  app.patch('/projects/:project', { schema: { ...doc(updateProject, 'projects'), params: Project, body: ProjectCardPatch, response: responses(updateProject.output) } },
-    (req) => req.operate(updateProject, req.body, req.params.project)
-  )
-
-  app.get('/projects/:project/memories', { schema: { ...doc(listMemories, 'memories'), params: Project, querystring: listMemories.input, response: responses(listMemories.output) } },
-    (req) => req.operate(listMemories, req.query, req.params.project)
-  )
-
-  app.post('/projects/:project/memories', { schema: { ...doc(addMemory, 'memories'), params: Project, body: addMemory.input, response: { ...responses(addMemory.output), 201: addMemory.output } } },
-    async (req, reply) => reply.code(201).send(await req.operate(addMemory, req.body, req.params.project))
-  )
-
-  app.patch('/memories/:id', { schema: { ...doc(updateMemory, 'memories'), params: Id, body: MemoryPatch, response: responses(updateMemory.output) } }, (req) =>
-    req.operate(updateMemory, { ...req.body, id: req.params.id })
-  )
-
-  app.delete('/memories/:id', { schema: { ...doc(forgetMemory, 'memories'), params: Id, response: responses(forgetMemory.output) } }, (req) =>
-    req.operate(forgetMemory, { id: req.params.id })
-  )
-
-  app.get('/workspace/tools', { schema: { ...doc(listWorkspaceTools, 'workspace'), response: responses(listWorkspaceTools.output) } }, (req) =>
-    req.operate(listWorkspaceTools, {})
-  )
-
-  app.put('/workspace/tools/:name', {
-    schema: { ...doc(setToolEnabled, 'workspace'), params: Type.Object({ name: Type.String() }), body: Type.Object({ enabled: Type.Boolean() }, { additionalProperties: false }), response: responses(setToolEnabled.output) },
-  }, (req) => req.operate(setToolEnabled, { name: req.params.name, enabled: req.body.enabled }))
+  for (const [tag, routes] of groups) {
+    for (const route of routes) operationRoute(app, { surface: 'tools-api', tag }, route)
+  }
 }
 
 export default projectRoutes

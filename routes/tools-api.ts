@@ -1,64 +1,74 @@
-// Tools over REST (spec 4.2): the registry's enabled tools, their contracts, and calls.
+// Tools over REST (spec 4.2): the tools the workspace has, their contracts, and calls. Each
+// tool gets a documented `POST /v1/tools/<name>` with its own argument and result schemas (so
+// /docs can call it); `POST /v1/tools/:name` answers for names that are not tools.
 import { Type } from '@sinclair/typebox'
-import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { appError } from '../core/errors.ts'
-import { ProjectRef } from '../schemas/atoms.ts'
-import { responses } from './responses.ts'
+import type { FastifyInstance, FastifyPluginAsync, FastifyRequest, FastifySchemaCompiler } from 'fastify'
+import { ErrorResponse, ProjectRef } from '../schemas/atoms.ts'
+import { bearerSecurity } from './operation-route.ts'
+import { coercingAjv } from '../core/validation.ts'
 
 const Contract = Type.Object({
   name: Type.String(),
   title: Type.String(),
   description: Type.String(),
-  input_schema: Type.Unknown(),
-  output_schema: Type.Unknown(),
-  annotations: Type.Unknown(),
+  input_schema: Type.Object({}, { additionalProperties: true, description: "JSON Schema of the tool's arguments" }),
+  output_schema: Type.Object({}, { additionalProperties: true, description: "JSON Schema of the tool's result" }),
+  annotations: Type.Object({}, { additionalProperties: true, description: 'title, readOnlyHint, destructiveHint, idempotentHint' }),
 })
 const Name = Type.Object({ name: Type.String({ pattern: '^[a-z][a-z0-9_]{0,63}$' }) })
 const Headers = Type.Object({ 'x-service-project': Type.Optional(ProjectRef) })
 const tags = ['tools']
-const security = [{ bearer: [] }]
+const errors = { '4xx': ErrorResponse, '5xx': ErrorResponse }
 
-const toolsApi: FastifyPluginAsyncTypebox = async (app) => {
+/** The arguments are the registry's to validate (the same errors as over MCP); the schema is for the docs. */
+const argumentsCheckedByTheRegistry: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) =>
+  httpPart === 'body' ? () => true : coercingAjv.compile(schema as object)
+
+async function callTool(app: FastifyInstance, request: FastifyRequest, name: string) {
+  const op = await app.registry.toolFor(request.principal, name)
+  const header = request.headers['x-service-project']
+  const result = await app.registry.invoke(op, request.body ?? {}, {
+    principal: request.principal,
+    projectRef: typeof header === 'string' ? header : undefined,
+    surface: 'tools-api',
+    log: request.log,
+  })
+  return { result }
+}
+
+const toolsApi: FastifyPluginAsync = async (app) => {
   app.addHook('onRequest', app.authenticate('tools-api'))
 
   app.get('/tools', {
-    schema: { tags, security, summary: 'Tools enabled for the workspace', response: responses(Type.Object({ tools: Type.Array(Contract) })) },
-  }, async (req) => {
-    const disabled = await app.repos.workspaces.disabledTools(req.principal.workspaceId)
-    return { tools: app.registry.contracts(disabled) }
-  })
+    schema: { operationId: 'list_tools', tags, security: bearerSecurity, summary: 'Tools enabled for the workspace', response: { 200: Type.Object({ tools: Type.Array(Contract) }), ...errors } },
+  }, async (request) => ({ tools: await app.registry.toolsFor(request.principal) }))
 
-  app.get('/tools/:name', {
-    schema: { tags, security, summary: "One tool's contract", params: Name, response: responses(Contract) },
-  }, async (req) => {
-    const disabled = await app.repos.workspaces.disabledTools(req.principal.workspaceId)
-    const contract = app.registry.contract(req.params.name)
-    if (!contract || !app.registry.names().includes(req.params.name) || disabled.includes(req.params.name)) {
-      throw appError('NotFound', `There is no tool named '${req.params.name}' enabled in this workspace.`)
-    }
-    return contract
-  })
+  app.get<{ Params: { name: string } }>('/tools/:name', {
+    schema: { operationId: 'get_tool', tags, security: bearerSecurity, summary: "One tool's contract", params: Name, response: { 200: Contract, ...errors } },
+  }, async (request) => app.registry.contract((await app.registry.toolFor(request.principal, request.params.name)).name))
 
-  app.post('/tools/:name', {
-    schema: {
-      tags,
-      security,
-      summary: 'Call a tool',
-      // No body schema here: the registry validates the arguments against the tool's own schema.
-      description: "Body: the tool's arguments as a JSON object ({} or no body allowed). `project` in the body or X-Service-Project selects the project.",
-      params: Name,
-      headers: Headers,
-      response: responses(Type.Object({ result: Type.Unknown() })),
-    },
-  }, async (req) => {
-    const result = await app.registry.call(req.params.name, req.body ?? {}, {
-      principal: req.principal,
-      projectRef: req.headers['x-service-project'],
-      log: req.log,
-      asTool: true,
+  for (const contract of app.registry.contracts()) {
+    app.route({
+      method: 'POST',
+      url: `/tools/${contract.name}`,
+      schema: {
+        operationId: `call_${contract.name}`,
+        tags,
+        security: bearerSecurity,
+        summary: `${contract.name}: ${contract.title}`,
+        description: `${contract.description}\n\nProject tools take \`project\` (id or slug) in the body or the X-Service-Project header.`,
+        headers: Headers,
+        body: contract.input_schema,
+        response: { 200: Type.Object({ result: contract.output_schema }), ...errors },
+      },
+      validatorCompiler: argumentsCheckedByTheRegistry,
+      handler: (request) => callTool(app, request, contract.name),
     })
-    return { result }
-  })
+  }
+
+  app.post<{ Params: { name: string } }>('/tools/:name', {
+    schema: { hide: true, params: Name, headers: Headers },
+  }, (request) => callTool(app, request, request.params.name))
 }
 
 export default toolsApi

@@ -28,17 +28,15 @@ export default defineOperation({
         title: Type.String(),
         description: Type.String(),
         read_only: Type.Boolean(),
-        input_schema: Type.Optional(Type.Unsafe<Record<string, unknown>>({ type: 'object', description: "The tool's input JSON Schema (with include_schemas)." })),
+        input_schema: Type.Optional(Type.Unsafe<Record<string, unknown>>({ type: 'object', additionalProperties: true, description: "The tool's input JSON Schema (with include_schemas)." })),
       })
     ),
     total: Type.Integer(),
   }),
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true },
   async handler(args, ctx) {
-    const disabled = await ctx.repos.workspaces.disabledTools(ctx.principal.workspaceId)
     const wanted = words(args.query ?? '')
-    const tools = ctx.registry
-      .contracts(disabled)
+    const tools = (await ctx.registry.toolsFor(ctx.principal))
       .filter((c) => {
         const text = ` ${words(`${c.name} ${c.title} ${c.description}`).join(' ')} `
         return wanted.every((w) => text.includes(w))

@@ -29,7 +29,7 @@ const consolePages: FastifyPluginAsync<{ publicUrl: string }> = async (app) => {
   const form = { preHandler: [requireUser, app.csrfProtection] }
 
   function run<O extends Operation>(request: FastifyRequest, op: O, args: unknown, project?: string): Promise<Static<O['output']>> {
-    return app.registry.call(op.name, args, { principal: sessionPrincipal(request.consoleUser), projectRef: project, log: request.log }) as never
+    return app.registry.invoke(op, args, { principal: sessionPrincipal(request.consoleUser), projectRef: project, surface: 'console', log: request.log })
   }
 
   function flash(request: FastifyRequest, kind: 'ok' | 'error', text: string) {

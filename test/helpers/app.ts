@@ -131,7 +131,7 @@ export interface TestAppOptions {
 
 export async function buildTestApp(t: Teardown, options: TestAppOptions = {}): Promise<FastifyInstance> {
   const database = await testDatabase(t, { empty: options.emptyDatabase })
-  const app = await buildApp({ config: testConfig(database, options.config), logger: false, now: options.now })
+  const app = await buildApp({ config: testConfig(database, options.config), logger: false, now: options.now, checkOutputs: true })
   t.teardown(() => app.close())
   return app
 }

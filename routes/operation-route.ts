@@ -1,0 +1,74 @@
+// A REST route declared from the operation it exposes: the path names the project and any
+// other path arguments, the rest of the operation's input is the query string (GET, DELETE)
+// or the JSON body; docs, input and response schemas, and the operationId all come from the
+// operation, and the call goes through the one way in, `registry.invoke`.
+import { Type, type TSchema } from '@sinclair/typebox'
+import type { FastifyInstance } from 'fastify'
+import type { Operation, Surface } from '../core/operations.ts'
+import { ErrorResponse, ProjectRef } from '../schemas/atoms.ts'
+
+export interface OperationRoute {
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'
+  /** Path parameters are the operation's own arguments, except `project` (below). */
+  url: string
+  op: Operation
+  /** The path parameter that names the project (its id or slug). */
+  project?: string
+  /** 201 for a route that creates; or a choice by result (an idempotent create answers 200). */
+  status?: 201 | ((result: never) => 200 | 201)
+}
+
+export interface RouteGroup {
+  surface: Surface
+  tag: string
+}
+
+export const bearerSecurity = [{ bearer: [] }]
+
+export function operationRoute(app: FastifyInstance, group: RouteGroup, route: OperationRoute) {
+  const { op } = route
+  const pathParams = [...route.url.matchAll(/:([a-z_]+)/g)].map((m) => m[1]!)
+  const properties = op.input.properties as Record<string, TSchema>
+  for (const p of pathParams) {
+    if (p !== route.project && !properties[p]) throw new Error(`${route.method} ${route.url}: ${op.name} has no argument '${p}'`)
+  }
+  const params = Type.Object(Object.fromEntries(pathParams.map((p) => [p, p === route.project ? ProjectRef : properties[p]!])))
+  const rest = Object.fromEntries(Object.entries(properties).filter(([name]) => !pathParams.includes(name)))
+  const inQuery = route.method === 'GET' || route.method === 'DELETE'
+  const input = Type.Object(rest, { additionalProperties: false })
+  const created = route.status !== undefined
+  const argumentNames = pathParams.filter((p) => p !== route.project)
+
+  app.route({
+    method: route.method,
+    url: route.url,
+    schema: {
+      operationId: op.name,
+      tags: [group.tag],
+      security: bearerSecurity,
+      summary: op.title,
+      description: op.description,
+      ...(pathParams.length > 0 ? { params } : {}),
+      ...(Object.keys(rest).length > 0 ? (inQuery ? { querystring: input } : { body: input }) : {}),
+      response: {
+        ...(route.status === 201 ? {} : { 200: op.output }),
+        ...(created ? { 201: op.output } : {}),
+        '4xx': ErrorResponse,
+        '5xx': ErrorResponse,
+      },
+    },
+    async handler(request, reply) {
+      const fromPath = request.params as Record<string, string>
+      const args: Record<string, unknown> = { ...((inQuery ? request.query : request.body) as object | undefined) }
+      for (const name of argumentNames) args[name] = fromPath[name]
+      const result = await app.registry.invoke(op, args, {
+        principal: request.principal,
+        projectRef: route.project ? fromPath[route.project] : undefined,
+        surface: group.surface,
+        log: request.log,
+      })
+      const status = route.status === undefined ? 200 : typeof route.status === 'number' ? route.status : route.status(result as never)
+      return reply.code(status).send(result)
+    },
+  })
+}
