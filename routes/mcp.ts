@@ -64,7 +64,6 @@ const mcpRoutes: FastifyPluginAsync<{ publicUrl: string; allowedOrigins: string[
     outputSchema: c.output_schema as unknown as Tool['outputSchema'],
     annotations: c.annotations,
   }))
-  const toolNames = new Set(tools.map((t) => t.name))
   const documents = [
     { uri: `${publicUrl}/SKILL.md`, name: 'skill', title: 'growthdesk SKILL.md', description: 'How an agent uses growthdesk: addresses, keys, project selection, tools, errors.', text: skillMarkdown(publicUrl, contracts) },
     { uri: `${publicUrl}/skills/growth/SKILL.md`, name: 'growth-skill', title: 'Growth skill (optional)', description: 'Exploration ideas; never changes tool inputs.', text: growthSkillMarkdown(publicUrl) },
