@@ -11,7 +11,9 @@ t.test('"Try it out" on /docs calls review_opportunity', { skip }, async (t) => 
   const { app, url } = await listenTestApp(t)
   const ws = await seedWorkspace(app)
   const submitted = await app.inject({
-    method: 'POST', url: `/api/v1/mcp/projects/${ws.project.id}/opportunities`, headers: bearer(ws.keys.mcp),
+    method: 'POST',
+    url: `/api/v1/mcp/projects/${ws.project.id}/opportunities`,
+    headers: bearer(ws.keys.mcp),
     payload: { contribution_type: 'potential_user_opportunity', key_information: 'Asked for a demo', reason: 'r', suggested_action: 's' },
   })
   const eventId = (submitted.json() as { event_id: string }).event_id
