@@ -3,9 +3,9 @@ import type { KeyKind } from './keys.ts'
 import type { Role } from '../schemas/atoms.ts'
 
 export interface Principal {
-  /** The credential, or 'console' for a signed-in console session. */
+  /** The credential, 'console' for a signed-in console session, 'operator' for the CLI. */
   keyId: string
-  kind: KeyKind | 'session'
+  kind: KeyKind | 'session' | 'operator'
   userId: string
   email: string
   workspaceId: string
@@ -39,4 +39,9 @@ export function effectiveRole(membership: Role, principal: Pick<Principal, 'read
 /** The principal of a user signed in to the console: their own full access. */
 export function sessionPrincipal(user: { id: string; email: string; workspaceId: string }): Principal {
   return { keyId: 'console', kind: 'session', userId: user.id, email: user.email, workspaceId: user.workspaceId, projectId: null, readOnly: false }
+}
+
+/** The CLI's administrative actions, run by the operator on behalf of a user: that user's own access. */
+export function operatorPrincipal(user: { id: string; email: string; workspaceId: string }): Principal {
+  return { keyId: 'operator', kind: 'operator', userId: user.id, email: user.email, workspaceId: user.workspaceId, projectId: null, readOnly: false }
 }

@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify'
 import type { Db } from '../db/client.ts'
 import { createRepositories } from '../db/repositories/index.ts'
 import { generatePassword, hashPassword } from './passwords.ts'
+import { operatorPrincipal } from './access.ts'
 import type { KeyKind } from './keys.ts'
 import type { Role } from '../schemas/atoms.ts'
 
@@ -109,39 +110,28 @@ export async function createUser(app: FastifyInstance, input: { email: string; p
   })
 }
 
+/** A key for the user with that email, by the one key-issuing policy (the create_key operation). */
 export async function createKey(
   app: FastifyInstance,
   input: { email: string; kind: Exclude<KeyKind, 'oauth'>; project?: string; name?: string; readOnly?: boolean; expiresAt?: Date }
 ) {
   const user = await app.repos.users.findByEmail(input.email)
   if (!user) throw new AdminError(`No user with the email ${input.email}.`)
-  let projectId: string | null = null
-  if (input.project) {
-    const project = await app.repos.projects.findInWorkspace(user.workspaceId, input.project)
-    if (!project) throw new AdminError(`No project '${input.project}' in the workspace of ${user.email}.`)
-    if (!(await app.repos.users.role(user.id, project.id))) throw new AdminError(`${user.email} is not a member of project '${project.slug}'.`)
-    projectId = project.id
-  } else if (input.kind === 'ingest') {
-    throw new AdminError('An ingest key belongs to one project: pass --project.')
-  }
-  const { key, row } = await app.repos.apiKeys.create({
-    workspaceId: user.workspaceId,
-    userId: user.id,
+  const args = {
     kind: input.kind,
-    name: input.name ?? '',
-    projectId,
-    readOnly: input.readOnly ?? false,
-    expiresAt: input.expiresAt ?? null,
-  })
-  return {
-    id: row.id,
-    kind: row.kind,
-    name: row.name,
-    key,
-    display: row.display,
-    project: projectId,
-    read_only: row.readOnly,
-    expires_at: row.expiresAt?.toISOString() ?? null,
+    ...(input.name !== undefined ? { name: input.name } : {}),
+    ...(input.project !== undefined ? { project: input.project } : {}),
+    ...(input.readOnly !== undefined ? { read_only: input.readOnly } : {}),
+    ...(input.expiresAt !== undefined ? { expires_at: input.expiresAt.toISOString() } : {}),
+  }
+  try {
+    return await app.registry.invoke(app.registry.operation('create_key'), args, { principal: operatorPrincipal(user), surface: 'cli', log: app.log }) as {
+      id: string; kind: string; name: string; key: string; display: string; project: string | null; read_only: boolean; expires_at: string | null
+    }
+  } catch (err) {
+    // The policy's refusals, said to the operator as one line.
+    if ((err as { statusCode?: number }).statusCode !== undefined) throw new AdminError((err as Error).message)
+    throw err
   }
 }
 

@@ -153,6 +153,13 @@ export class Registry {
     })
   }
 
+  /** An operation by name, for callers below the tools layer (the CLI's admin actions). */
+  operation(name: string): Operation {
+    const entry = this.entries.get(name)
+    if (!entry) throw new Error(`There is no operation named ${name}`)
+    return entry.op
+  }
+
   /** Every operation, in registration order (routes and documents are derived from them). */
   operations(): Operation[] {
     return [...this.entries.values()].map((e) => e.op)

@@ -20,6 +20,7 @@ import updateMemory from './update-memory.ts'
 import forgetMemory from './forget-memory.ts'
 import ingestEvents from './ingest-events.ts'
 import { listWorkspaceTools, setToolEnabled } from './workspace-tools.ts'
+import createKey from './create-key.ts'
 
 export const operations: Operation[] = [
   discoverTools,
@@ -43,4 +44,5 @@ export const operations: Operation[] = [
   ingestEvents,
   listWorkspaceTools,
   setToolEnabled,
+  createKey,
 ]

@@ -14,6 +14,7 @@ import getReviewHistory from '../../tools/get-review-history.ts'
 import getDailyOps from '../../tools/get-daily-ops.ts'
 import getDailyEventSummary from '../../tools/get-daily-event-summary.ts'
 import { listWorkspaceTools, setToolEnabled } from '../../tools/workspace-tools.ts'
+import createKey from '../../tools/create-key.ts'
 import type { Operation } from '../../core/operations.ts'
 import type { Static } from '@sinclair/typebox'
 
@@ -101,8 +102,7 @@ const consolePages: FastifyPluginAsync<{ publicUrl: string }> = async (app) => {
 
   app.post('/console/profile/mcp-access', form, async (request, reply) => {
     const name = ((request.body as Form).name ?? '').trim().slice(0, 100)
-    const user = request.consoleUser
-    const { key } = await app.repos.apiKeys.create({ workspaceId: user.workspaceId, userId: user.id, kind: 'mcp', name })
+    const { key } = await run(request, createKey, { kind: 'mcp', name })
     // Rendered in this response only (never stored, never in a URL): a reload shows it no more.
     return mcpAccess(request, reply, key)
   })
@@ -126,22 +126,19 @@ const consolePages: FastifyPluginAsync<{ publicUrl: string }> = async (app) => {
 
   app.post('/console/keys', form, async (request, reply) => {
     const body = request.body as Form
-    const user = request.consoleUser
     const kind = body.kind === 'ingest' ? 'ingest' : body.kind === 'service' ? 'service' : undefined
     if (!kind) {
       flash(request, 'error', 'Choose a service or an ingest key.')
       return reply.redirect('/console/keys')
     }
-    let projectId: string | null = null
-    if (kind === 'ingest') {
-      const project = body.project ? await app.repos.projects.access(sessionPrincipal(user), body.project) : undefined
-      if (!project || project.role === 'viewer') {
-        flash(request, 'error', 'An ingest key needs a project where you are reviewer or owner.')
-        return reply.redirect('/console/keys')
-      }
-      projectId = project.id
+    let key: string
+    try {
+      ({ key } = await run(request, createKey, { kind, name: (body.name ?? '').trim().slice(0, 100), ...(body.project ? { project: body.project } : {}) }))
+    } catch (err) {
+      if ((err as { statusCode?: number }).statusCode === undefined || (err as { statusCode: number }).statusCode >= 500) throw err
+      flash(request, 'error', (err as Error).message)
+      return reply.redirect('/console/keys')
     }
-    const { key } = await app.repos.apiKeys.create({ workspaceId: user.workspaceId, userId: user.id, kind, name: (body.name ?? '').trim().slice(0, 100), projectId })
     return keysPage(request, reply, key)
   })
 

@@ -29,7 +29,7 @@ t.test('agent documents', async (t) => {
     const listed = [...section.matchAll(/^- `([a-z_]+)` — /gm)].map((m) => m[1])
     t.same(listed, names)
     for (const name of names) t.match(md, new RegExp('`' + name + '`'), name)
-    for (const notTool of ['ingest_events', 'list_workspace_tools', 'set_tool_enabled']) t.notMatch(md, notTool)
+    for (const notTool of ['ingest_events', 'list_workspace_tools', 'set_tool_enabled', 'create_key']) t.notMatch(md, notTool)
     // Writers are marked.
     t.match(section, /- `add_memory` — .*\*\(writes\)\*/)
     t.notMatch(section.split('\n').find((l) => l.includes('`get_daily_ops`'))!, /writes/)
@@ -115,7 +115,9 @@ t.test('agent documents', async (t) => {
     t.same(doc.servers, [{ url: PUBLIC_URL }])
     const expected: Record<string, string[]> = {
       '/v1/tools': ['get'],
-      '/v1/tools/{name}': ['get', 'post'],
+      '/v1/tools/{name}': ['get'],
+      '/v1/tools/get_daily_ops': ['post'],
+      '/v1/tools/review_opportunity': ['post'],
       '/v1/projects': ['get', 'post'],
       '/v1/projects/{project}': ['get', 'patch'],
       '/v1/projects/{project}/memories': ['get', 'post'],
@@ -147,7 +149,7 @@ t.test('agent documents', async (t) => {
       }
     }
     t.notOk(doc.paths['/openapi.json'], 'the description itself is hidden')
-    t.same(Object.keys(doc.paths['/v1/tools/{name}'].post.responses).sort(), ['200', '4XX', '5XX'])
+    t.same(Object.keys(doc.paths['/v1/tools/get_daily_ops'].post.responses).sort(), ['200', '4XX', '5XX'])
     t.ok(doc.paths['/v1/projects'].post.responses['201'], 'creation is documented as 201')
     t.ok(doc.paths['/v1/projects/{project}/memories'].post.responses['201'])
     t.match(doc.components.securitySchemes.bearer, { type: 'http', scheme: 'bearer' })
