@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import type { FastifyInstance } from 'fastify'
 import type { Config, Database } from '../config.ts'
-import type { KeyKind } from '../core/keys.ts'
+import type { KeyKind } from '../db/keys.ts'
 import { roles } from '../schemas/atoms.ts'
 
 import { defineCommand, type CliIo, type Command, type Invocation, type OptionSpec } from './command.ts'

@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify'
 import type { Db } from '../db/client.ts'
 import { createRepositories } from '../db/repositories/index.ts'
 import { generatePassword, hashPassword } from './passwords.ts'
-import type { KeyKind } from './keys.ts'
+import type { KeyKind } from '../db/keys.ts'
 import type { Role } from '../schemas/atoms.ts'
 
 export class AdminError extends Error {
@@ -46,13 +46,16 @@ export async function bootstrap(
     const repos = createRepositories(tx as unknown as Db)
     const workspace = await repos.workspaces.create(name)
     const user = await repos.users.create({ workspaceId: workspace.id, email, passwordHash, workspaceRole: 'owner' })
-    const project = await repos.projects.create({
+    const created = await repos.projects.create({
       now: app.now(),
       workspaceId: workspace.id,
       ownerId: user.id,
       name: projectName,
       slug: slugify(projectName),
     })
+    // The workspace is new: no slug can be taken in it yet.
+    if (!created.ok) throw new AdminError(`The slug '${slugify(projectName)}' is taken.`)
+    const project = created.project
     const key = (kind: KeyKind, projectId: string | null = null) =>
       repos.apiKeys.create({ workspaceId: workspace.id, userId: user.id, kind, name: `bootstrap ${kind} key`, projectId })
     return {

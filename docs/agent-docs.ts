@@ -1,7 +1,7 @@
 // The public agent documents, generated from the registry and PUBLIC_URL so that a new
 // tool or another deployment address shows up without editing any text.
 import type { ToolContract } from '../core/operations.ts'
-import { keyKindNames, keyKinds } from '../core/keys.ts'
+import { keyKindNames, keyKinds } from '../db/keys.ts'
 
 const firstSentence = (text: string) => (/^.*?[.!?](\s|$)/.exec(text)?.[0] ?? text).trim()
 

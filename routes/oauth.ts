@@ -7,7 +7,7 @@ import { createHash, timingSafeEqual } from 'node:crypto'
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
 import formbody from '@fastify/formbody'
 import rateLimit from '@fastify/rate-limit'
-import { hashKey } from '../core/keys.ts'
+import { hashKey } from '../db/keys.ts'
 import type { OAuthClient } from '../db/repositories/oauth.ts'
 import { SCOPES } from './oauth-metadata.ts'
 

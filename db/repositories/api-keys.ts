@@ -1,8 +1,8 @@
 import { and, desc, eq, inArray, isNull, lt, or, sql } from '../orm.ts'
 import type { Db } from '../client.ts'
 import { apiKeys, users } from '../schema.ts'
-import { newId } from '../../core/ids.ts'
-import { displayKey, generateKey, hashKey, type KeyKind } from '../../core/keys.ts'
+import { newId } from '../ids.ts'
+import { displayKey, generateKey, hashKey, type KeyKind } from '../keys.ts'
 
 export interface NewKey {
   workspaceId: string

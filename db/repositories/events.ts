@@ -1,5 +1,6 @@
 import { and, desc, eq, gte, lte, inArray, max, sql } from '../orm.ts'
 import { rowsOf, type Db } from '../client.ts'
+import { DAILY_USE } from '../../schemas/metrics.ts'
 import { COUNTER_SHARDS, dailyEventCounts, events, projectEventStats, projects, userActivity } from '../schema.ts'
 
 export interface IncomingEvent {
@@ -9,10 +10,6 @@ export interface IncomingEvent {
   timestamp: string
   properties: Record<string, unknown>
 }
-
-/** The event names that feed daily-ops (DESIGN §5). */
-export const SIGNUP = 'signup'
-export const DAILY_USE = 'daily_use'
 
 /** The project's seq, which leads the event indexes (evaluated once per statement). */
 export const projectSeq = (projectId: string) => sql<number>`(select ${projects.seq} from ${projects} where ${projects.id} = ${projectId})`

@@ -3,8 +3,8 @@
 import { and, desc, eq, isNull, sql } from '../orm.ts'
 import type { Db } from '../client.ts'
 import { apiKeys, oauthClients, oauthCodes, oauthGrants, oauthRefreshTokens } from '../schema.ts'
-import { newId } from '../../core/ids.ts'
-import { generateSecret, hashKey } from '../../core/keys.ts'
+import { newId } from '../ids.ts'
+import { generateSecret, hashKey } from '../keys.ts'
 import { createApiKeysRepository } from './api-keys.ts'
 
 export const ACCESS_TOKEN_TTL_S = 3600

@@ -2,7 +2,7 @@
 import { eq, lt } from '../orm.ts'
 import type { Db } from '../client.ts'
 import { appSecrets, sessions } from '../schema.ts'
-import { randomBase62 } from '../../core/ids.ts'
+import { randomBase62 } from '../ids.ts'
 
 export function createSessionsRepository(db: Db) {
   return {

@@ -1,8 +1,7 @@
 // Ranked full-text search over what a team wrote down: opportunities and memories.
 import { sql } from '../orm.ts'
 import { rowsOf, type Db } from '../client.ts'
-
-export type SignalKind = 'opportunity' | 'memory'
+import type { SignalKind } from '../../schemas/signals.ts'
 
 export interface SignalHit {
   kind: SignalKind

@@ -1,7 +1,7 @@
 import { and, eq, sql } from '../orm.ts'
 import type { Db } from '../client.ts'
 import { memberships, users } from '../schema.ts'
-import { newId } from '../../core/ids.ts'
+import { newId } from '../ids.ts'
 import type { Role } from '../../schemas/atoms.ts'
 
 export function createUsersRepository(db: Db) {

@@ -1,7 +1,7 @@
 import { eq, sql } from '../orm.ts'
 import type { Db } from '../client.ts'
 import { workspaces } from '../schema.ts'
-import { newId } from '../../core/ids.ts'
+import { newId } from '../ids.ts'
 
 export function createWorkspacesRepository(db: Db) {
   return {
