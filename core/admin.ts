@@ -1,7 +1,6 @@
 // Administrative actions shared by the CLI and the server's first start: they act on the
 // database directly, as the operator, never through a credential.
 import type { FastifyInstance } from 'fastify'
-import type { Db } from '../db/client.ts'
 import { createRepositories } from '../db/repositories/index.ts'
 import { generatePassword, hashPassword } from './passwords.ts'
 import type { KeyKind } from '../db/keys.ts'
@@ -43,7 +42,7 @@ export async function bootstrap(
   const passwordHash = await hashPassword(password)
   const projectName = input.project?.trim() || 'Demo project'
   return app.db.transaction(async (tx) => {
-    const repos = createRepositories(tx as unknown as Db)
+    const repos = createRepositories(tx)
     const workspace = await repos.workspaces.create(name)
     const user = await repos.users.create({ workspaceId: workspace.id, email, passwordHash, workspaceRole: 'owner' })
     const created = await repos.projects.create({
@@ -101,7 +100,7 @@ export async function createUser(app: FastifyInstance, input: { email: string; p
   const password = generatePassword()
   const passwordHash = await hashPassword(password)
   return app.db.transaction(async (tx) => {
-    const repos = createRepositories(tx as unknown as Db)
+    const repos = createRepositories(tx)
     const user = await repos.users.create({ workspaceId: project.workspaceId, email, passwordHash })
     await repos.users.setMembership({ userId: user.id, projectId: project.id, role: input.role })
     const key = (kind: KeyKind) => repos.apiKeys.create({ workspaceId: project.workspaceId, userId: user.id, kind, name: `${kind} key` })

@@ -1,5 +1,5 @@
 import { and, desc, eq, gte, lte, inArray, max, sql } from '../orm.ts'
-import { rowsOf, type Db } from '../client.ts'
+import { rowsOf, type Queryable } from '../client.ts'
 import { DAILY_USE } from '../../schemas/metrics.ts'
 import { COUNTER_SHARDS, dailyEventCounts, events, projectEventStats, projects, userActivity } from '../schema.ts'
 
@@ -17,7 +17,7 @@ export const projectSeq = (projectId: string) => sql<number>`(select ${projects.
 /** This connection's counter shard (see COUNTER_SHARDS). */
 const SHARD = sql.raw(`(pg_backend_pid() % ${COUNTER_SHARDS})::smallint`)
 
-export function createEventsRepository(db: Db) {
+export function createEventsRepository(db: Queryable) {
   return {
     /**
      * Stores a batch and updates every rollup in ONE statement, so a batch is all or nothing.

@@ -1,5 +1,5 @@
 import { and, asc, desc, eq, sql, type SQL } from '../orm.ts'
-import type { Db } from '../client.ts'
+import type { Queryable } from '../client.ts'
 import { memories, users } from '../schema.ts'
 import { newId } from '../ids.ts'
 import type { Memory } from '../../schemas/memories.ts'
@@ -32,7 +32,7 @@ function toMemory(row: Row): Memory {
 /** The same expression as the GIN index memories_search_idx, so the index serves it. */
 export const memoryDocument = sql`memory_document(${memories.content}, ${memories.tags})`
 
-export function createMemoriesRepository(db: Db) {
+export function createMemoriesRepository(db: Queryable) {
   async function byId(id: string): Promise<Memory | undefined> {
     const [row] = await db.select(columns).from(memories).leftJoin(users, eq(users.id, memories.createdBy)).where(eq(memories.id, id))
     return row && toMemory(row)

@@ -1,5 +1,5 @@
 import { and, asc, desc, eq, sql, type SQL } from '../orm.ts'
-import type { Db } from '../client.ts'
+import type { Queryable } from '../client.ts'
 import { opportunities, opportunityCounts, reviewHistory, users } from '../schema.ts'
 import { newId } from '../ids.ts'
 import type { Opportunity } from '../../schemas/opportunities.ts'
@@ -39,7 +39,7 @@ export interface ReviewChange {
   reviewNote?: string
 }
 
-export function createOpportunitiesRepository(db: Db) {
+export function createOpportunitiesRepository(db: Queryable) {
   return {
     /** Inserts, or returns the existing opportunity with the same external_id (created: false). */
     async submit(input: {

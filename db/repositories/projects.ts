@@ -1,5 +1,5 @@
 import { and, asc, eq, or, sql } from '../orm.ts'
-import { isUniqueViolation, type Db, type Queryable } from '../client.ts'
+import { isUniqueViolation, type Queryable } from '../client.ts'
 import { dailyEventCounts, dailyEventUsers, events, memberships, projects, userActivity, users } from '../schema.ts'
 import { projectSeq } from './events.ts'
 import { newId } from '../ids.ts'
@@ -51,7 +51,7 @@ type ProjectCardInput = Partial<Omit<typeof projects.$inferInsert, 'id' | 'works
 /** Card fields by their API names (snake_case), as the tools receive them. */
 export type CardFields = Partial<Static<TObject<typeof ProjectCardFields>>>
 
-export function createProjectsRepository(db: Db) {
+export function createProjectsRepository(db: Queryable) {
   return {
     /** Creates a project and makes `ownerId` its owner, atomically; `now` (the app clock) stamps it. */
     async create(input: { workspaceId: string; ownerId: string; now?: Date } & CardFields & { slug: string; name: string }): Promise<CardWrite> {

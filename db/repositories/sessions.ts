@@ -1,10 +1,10 @@
 // Console sessions (the @fastify/session store) and the secrets the service keeps for itself.
 import { eq, lte } from '../orm.ts'
-import type { Db } from '../client.ts'
+import type { Queryable } from '../client.ts'
 import { appSecrets, sessions } from '../schema.ts'
 import { randomBase62 } from '../ids.ts'
 
-export function createSessionsRepository(db: Db) {
+export function createSessionsRepository(db: Queryable) {
   return {
     async get(sid: string, now: Date): Promise<Record<string, unknown> | undefined> {
       const [row] = await db.select().from(sessions).where(eq(sessions.sid, sid))

@@ -1,11 +1,11 @@
 import { eq, sql } from '../orm.ts'
-import type { Db } from '../client.ts'
+import type { Queryable } from '../client.ts'
 import { workspaces } from '../schema.ts'
 import { newId } from '../ids.ts'
 
-export function createWorkspacesRepository(db: Db) {
+export function createWorkspacesRepository(db: Queryable) {
   return {
-    async create(name: string, tx: Db = db) {
+    async create(name: string, tx: Queryable = db) {
       const [row] = await tx.insert(workspaces).values({ id: newId('wsp'), name }).returning()
       return row!
     },
