@@ -59,7 +59,7 @@ export default defineOperation({
     for (const t of totals) {
       total += t.n
       byStatus[t.status] = (byStatus[t.status] ?? 0) + t.n
-      byEvaluation[t.evaluation === '' ? 'none' : (t.evaluation as 'useful' | 'not_useful')] += t.n
+      byEvaluation[t.evaluation === '' ? 'none' : t.evaluation] += t.n
     }
     return {
       project: { id: project.id, slug: project.slug, name: project.name, timezone: project.timezone },

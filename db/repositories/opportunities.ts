@@ -2,7 +2,7 @@ import { and, asc, desc, eq, sql, type SQL } from '../orm.ts'
 import type { Queryable } from '../client.ts'
 import { opportunities, opportunityCounts, reviewHistory, users } from '../schema.ts'
 import { newId } from '../ids.ts'
-import type { Opportunity } from '../../schemas/opportunities.ts'
+import type { Evaluation, Opportunity, Status } from '../../schemas/opportunities.ts'
 
 type Row = typeof opportunities.$inferSelect
 
@@ -16,8 +16,8 @@ function toOpportunity(row: Row): Opportunity {
     source_url: row.sourceUrl,
     external_id: row.externalId,
     received_at: row.receivedAt.toISOString(),
-    evaluation: row.evaluation as Opportunity['evaluation'],
-    status: row.status as Opportunity['status'],
+    evaluation: row.evaluation,
+    status: row.status,
     review_note: row.reviewNote,
     review_updated_at: row.reviewUpdatedAt?.toISOString() ?? null,
   }
@@ -25,8 +25,8 @@ function toOpportunity(row: Row): Opportunity {
 
 export interface ListFilters {
   type: string
-  status: string
-  evaluation: string
+  status: Status | 'all'
+  evaluation: Evaluation | 'all'
   /** Only those received on this calendar day in this time zone. */
   receivedOn?: { day: string; timeZone: string }
   page: number
@@ -34,8 +34,8 @@ export interface ListFilters {
 }
 
 export interface ReviewChange {
-  evaluation?: string
-  status?: string
+  evaluation?: Evaluation
+  status?: Status
   reviewNote?: string
 }
 
