@@ -134,10 +134,6 @@ export class Registry {
     this.entries.set(op.name, { op, contract, validate: strictAjv.compile(contract.input_schema) })
   }
 
-  get(name: string): Operation | undefined {
-    return this.entries.get(name)?.op
-  }
-
   contract(name: string): ToolContract | undefined {
     return this.entries.get(name)?.contract
   }

@@ -1,4 +1,4 @@
-import { and, eq, sql } from '../orm.ts'
+import { and, eq } from '../orm.ts'
 import type { Queryable } from '../client.ts'
 import { memberships, users } from '../schema.ts'
 import { newId } from '../ids.ts'
@@ -47,11 +47,6 @@ export function createUsersRepository(db: Queryable) {
         .from(memberships)
         .where(and(eq(memberships.userId, userId), eq(memberships.projectId, projectId)))
       return row?.role
-    },
-
-    async countInWorkspace(workspaceId: string): Promise<number> {
-      const [row] = await db.select({ n: sql<number>`count(*)::int` }).from(users).where(eq(users.workspaceId, workspaceId))
-      return row!.n
     },
   }
 }

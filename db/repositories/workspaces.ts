@@ -15,11 +15,6 @@ export function createWorkspacesRepository(db: Queryable) {
       return row!.n
     },
 
-    async find(id: string) {
-      const [row] = await db.select().from(workspaces).where(eq(workspaces.id, id))
-      return row
-    },
-
     async disabledTools(id: string): Promise<string[]> {
       const [row] = await db.select({ disabled: workspaces.disabledTools }).from(workspaces).where(eq(workspaces.id, id))
       return row?.disabled ?? []
