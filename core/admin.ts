@@ -3,6 +3,7 @@
 import type { FastifyInstance } from 'fastify'
 import { createRepositories } from '../db/repositories/index.ts'
 import { generatePassword, hashPassword } from './passwords.ts'
+import { switchTool } from './tool-settings.ts'
 import type { KeyKind } from '../db/keys.ts'
 import type { Role } from '../schemas/atoms.ts'
 
@@ -152,9 +153,10 @@ export async function revokeKey(app: FastifyInstance, id: string) {
   return { id, revoked: true }
 }
 
+/** The CLI's `tool enable|disable`: switchTool as the operator, for any workspace. */
 export async function setToolEnabled(app: FastifyInstance, input: { workspace: string; tool: string; enabled: boolean }) {
-  if (!app.registry.names().includes(input.tool)) throw new AdminError(`There is no tool named '${input.tool}'. Known: ${app.registry.names().join(', ') || 'none'}.`)
-  const disabled = await app.repos.workspaces.setToolEnabled(input.workspace, input.tool, input.enabled)
-  if (!disabled) throw new AdminError(`No workspace with the id ${input.workspace}.`)
-  return { workspace: input.workspace, tool: input.tool, enabled: input.enabled, disabled_tools: disabled }
+  const result = await switchTool(app, input)
+  if (!result.ok && result.reason === 'unknown_tool') throw new AdminError(`There is no tool named '${input.tool}'. Known: ${app.registry.names().join(', ') || 'none'}.`)
+  if (!result.ok) throw new AdminError(`No workspace with the id ${input.workspace}.`)
+  return { workspace: input.workspace, tool: input.tool, enabled: input.enabled, disabled_tools: result.disabled }
 }
