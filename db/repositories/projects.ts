@@ -53,7 +53,10 @@ export type CardFields = Partial<Static<TObject<typeof ProjectCardFields>>>
 
 export function createProjectsRepository(db: Queryable) {
   return {
-    /** Creates a project and makes `ownerId` its owner, atomically; `now` (the app clock) stamps it. */
+    /**
+     * Creates a project and makes `ownerId` its owner, atomically; `now` (the app clock) stamps it.
+     * slug_taken when the workspace has a project with that slug.
+     */
     async create(input: { workspaceId: string; ownerId: string; now?: Date } & CardFields & { slug: string; name: string }): Promise<CardWrite> {
       const { workspaceId, ownerId, now, ...fields } = input
       const card = { ...cardColumns(fields), slug: fields.slug, name: fields.name }
@@ -133,7 +136,8 @@ export function createProjectsRepository(db: Queryable) {
     /**
      * Changes only the sent card fields in one UPDATE. A new time zone re-derives every
      * event's local day and the rollups in the same transaction; ingestion takes a share
-     * lock on the project row, so no batch lands half in the old zone.
+     * lock on the project row, so no batch lands half in the old zone. Undefined when the
+     * project is gone; slug_taken when another project of the workspace has the new slug.
      */
     async update(projectId: string, fields: CardFields, now: Date): Promise<CardWrite | undefined> {
       const card = cardColumns(fields)
