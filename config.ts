@@ -4,6 +4,7 @@ import { Type, type Static } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import path from 'node:path'
+import type { DatabaseConfig } from './db/client.ts'
 
 export const EnvSchema = Type.Object({
   HOST: Type.String({ default: '127.0.0.1', minLength: 1 }),
@@ -35,10 +36,8 @@ const hints: Record<keyof Env, string> = {
   LOG_LEVEL: 'one of fatal, error, warn, info, debug, trace, silent',
 }
 
-export type Database =
-  | { kind: 'postgres'; url: string }
-  /** dataDir undefined = in memory; `snapshot`, a data-folder tarball to start from (tests start from a migrated one). */
-  | { kind: 'pglite'; dataDir: string | undefined; snapshot?: Blob }
+/** The database settings; the type lives with the code that opens it. */
+export type Database = DatabaseConfig
 
 export interface Config {
   host: string

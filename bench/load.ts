@@ -245,7 +245,9 @@ export async function opportunityCountMismatches(sql: Sql, projectId: string): P
  * deleted afterwards. Cost: the ingestion of the whole data set, so by default small sizes only.
  */
 export async function verifyRollupsByIngestion(app: FastifyInstance, sql: Sql, d: Dataset, workspaceId: string) {
-  const twin = await app.repos.projects.create({ workspaceId, ownerId: d.submittedBy, name: 'Bench twin', slug: 'bench-twin', timezone: d.timeZone })
+  const created = await app.repos.projects.create({ workspaceId, ownerId: d.submittedBy, name: 'Bench twin', slug: 'bench-twin', timezone: d.timeZone })
+  if (!created.ok) throw new Error("The slug 'bench-twin' is taken in this workspace.")
+  const twin = created.project
   try {
     const started = performance.now()
     const cursor = sql<{ uuid: string; event: string; distinct_id: string; timestamp: string; properties: Record<string, unknown> }[]>`

@@ -1,15 +1,16 @@
 // The `growthdesk` command line. Admin commands build the same app as the server on the
-// configured database and call core/admin.ts. This is the one module that writes to
-// stdout/stderr: everything else logs through Fastify.
+// configured database and call core/admin.ts; `tools` and `call` (service-commands.ts) talk to
+// a running service over HTTP. Commands write to stdout/stderr only through the CliIo given
+// here (tests pass their own); the app itself logs through Fastify.
 //
 // The app, the configuration and core/admin.ts are imported only when a command needs the
-// database: loading them costs ~0.6 s, which `help` and the planned HTTP commands should not pay.
+// database: loading them costs ~0.6 s, which `help` and the HTTP commands should not pay.
 import fs from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import type { FastifyInstance } from 'fastify'
 import type { Config, Database } from '../config.ts'
-import type { KeyKind } from '../core/keys.ts'
+import type { KeyKind } from '../db/keys.ts'
 import { roles } from '../schemas/atoms.ts'
 
 import { defineCommand, type CliIo, type Command, type Invocation, type OptionSpec } from './command.ts'
@@ -174,10 +175,6 @@ const toolSwitch = (enabled: boolean) =>
 // ---------------------------------------------------------------------------------------
 // THE COMMAND TABLE, in the order `help` lists it. A new command is a module that exports
 // `defineCommand({...})` and one line here; dispatch, help and argument checks need no change.
-// Planned:
-//   - `tools`                        list the tools of a running service  (env SERVICE_URL, SERVICE_API_KEY)
-//   - `call <tool> --json '<args>'`  call one tool on it                   (optional SERVICE_PROJECT)
-//   - `admin seed-demo --project P`  realistic opportunities and 30 days of events
 export const commands: readonly Command[] = [
   migrate,
   ...serviceCommands,

@@ -61,8 +61,7 @@ export type Command = CommandSpec<OptionSpecs, string>
 /**
  * Infers option and argument types for `run` from the spec, then erases them so that
  * commands of every shape fit one table. The cast is sound because `parseInvocation`
- * builds the values from this same spec. A function declaration (hoisted), so that a
- * command module imported by this file can call it despite the import cycle.
+ * builds the values from this same spec.
  */
 export function defineCommand<const O extends OptionSpecs, const P extends string = never>(spec: CommandSpec<O, P>): Command {
   return spec as unknown as Command

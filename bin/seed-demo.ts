@@ -56,7 +56,7 @@ export const seedDemo = defineCommand({
         const [info, reason, action] = LEADS[i % LEADS.length]!
         const random = rng(`${project.id}/opportunity/${i}`)
         const receivedAt = new Date(now.getTime() - Math.floor(random() * 30 * 86400_000))
-        const { row, created } = await app.repos.opportunities.submit({
+        const { opportunity, created } = await app.repos.opportunities.submit({
           projectId: project.id,
           submittedBy: owner.id,
           contributionType: TYPES[i % TYPES.length]!,
@@ -72,7 +72,7 @@ export const seedDemo = defineCommand({
         if (roll < 0.55) {
           const status = (['reviewing', 'contacted', 'adopted', 'ignored', 'done'] as const)[Math.floor(random() * 5)]!
           const evaluation = status === 'ignored' ? 'not_useful' : random() < 0.7 ? 'useful' : ''
-          await app.repos.opportunities.review(project.id, row.id, { status, evaluation, reviewNote: status === 'contacted' ? 'Sent an email, waiting for an answer.' : undefined }, owner.id, now)
+          await app.repos.opportunities.review(project.id, opportunity.event_id, { status, evaluation, reviewNote: status === 'contacted' ? 'Sent an email, waiting for an answer.' : undefined }, owner.id, now)
         }
       }
 

@@ -1,6 +1,7 @@
 // `growthdesk tools` and `growthdesk call`: the tools REST API of a running service, over
 // HTTP, with SERVICE_URL, SERVICE_API_KEY and optional SERVICE_PROJECT (spec 4.4).
 import { defineCommand, type Invocation } from './command.ts'
+import { firstSentence } from '../docs/agent-docs.ts'
 
 interface Service {
   url: string
@@ -70,9 +71,8 @@ const tools = defineCommand({
     }
     const list = (res.body as { tools: Contract[] }).tools
     const width = Math.max(4, ...list.map((t) => t.name.length))
-    const first = (d: string) => (/^.*?[.!?](\s|$)/.exec(d)?.[0] ?? d).trim()
     const lines = [`${'TOOL'.padEnd(width)}  MODE   WHAT IT DOES`]
-    for (const t of list) lines.push(`${t.name.padEnd(width)}  ${t.annotations?.readOnlyHint ? 'read ' : 'write'}  ${first(t.description)}`)
+    for (const t of list) lines.push(`${t.name.padEnd(width)}  ${t.annotations?.readOnlyHint ? 'read ' : 'write'}  ${firstSentence(t.description)}`)
     lines.push('', `${list.length} tools. Details: growthdesk tools --json, or GET /v1/tools/<name>.`)
     inv.io.stdout.write(`${lines.join('\n')}\n`)
     return 0

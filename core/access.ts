@@ -1,6 +1,7 @@
 // Who is calling and what they may do: the principal behind a credential and role ranks.
-import type { KeyKind } from './keys.ts'
+import type { KeyKind } from '../db/keys.ts'
 import type { Role } from '../schemas/atoms.ts'
+import type { ProjectAccessRow } from '../db/repositories/projects.ts'
 
 export interface Principal {
   /** The credential, 'console' for a signed-in console session, 'operator' for the CLI. */
@@ -15,25 +16,13 @@ export interface Principal {
   readOnly: boolean
 }
 
-export interface ProjectAccess {
-  id: string
-  slug: string
-  name: string
-  timezone: string
-  /** The caller's role here: the membership role, capped by the key. */
-  role: Role
-  /** The caller's identity in this project's events. */
-  distinctId: string
-}
+/** A project as the principal reaches it, with the role it acts with there (the membership role, capped by the key). */
+export type ProjectAccess = ProjectAccessRow
 
 const rank: Record<Role, number> = { viewer: 1, reviewer: 2, owner: 3 }
 
 export function roleAtLeast(role: Role, needed: Role): boolean {
   return rank[role] >= rank[needed]
-}
-
-export function effectiveRole(membership: Role, principal: Pick<Principal, 'readOnly'>): Role {
-  return principal.readOnly ? 'viewer' : membership
 }
 
 /** The principal of a user signed in to the console: their own full access. */

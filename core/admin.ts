@@ -1,11 +1,11 @@
 // Administrative actions shared by the CLI and the server's first start: they act on the
 // database directly, as the operator, never through a credential.
 import type { FastifyInstance } from 'fastify'
-import type { Db } from '../db/client.ts'
 import { createRepositories } from '../db/repositories/index.ts'
 import { generatePassword, hashPassword } from './passwords.ts'
 import { operatorPrincipal } from './access.ts'
-import type { KeyKind } from './keys.ts'
+import { switchTool } from './tool-settings.ts'
+import type { KeyKind } from '../db/keys.ts'
 import type { Role } from '../schemas/atoms.ts'
 
 export class AdminError extends Error {
@@ -44,16 +44,19 @@ export async function bootstrap(
   const passwordHash = await hashPassword(password)
   const projectName = input.project?.trim() || 'Demo project'
   return app.db.transaction(async (tx) => {
-    const repos = createRepositories(tx as unknown as Db)
+    const repos = createRepositories(tx)
     const workspace = await repos.workspaces.create(name)
     const user = await repos.users.create({ workspaceId: workspace.id, email, passwordHash, workspaceRole: 'owner' })
-    const project = await repos.projects.create({
+    const created = await repos.projects.create({
       now: app.now(),
       workspaceId: workspace.id,
       ownerId: user.id,
       name: projectName,
       slug: slugify(projectName),
     })
+    // The workspace is new: no slug can be taken in it yet.
+    if (!created.ok) throw new AdminError(`The slug '${slugify(projectName)}' is taken.`)
+    const project = created.project
     const key = (kind: KeyKind, projectId: string | null = null) =>
       repos.apiKeys.create({ workspaceId: workspace.id, userId: user.id, kind, name: `bootstrap ${kind} key`, projectId })
     return {
@@ -99,7 +102,7 @@ export async function createUser(app: FastifyInstance, input: { email: string; p
   const password = generatePassword()
   const passwordHash = await hashPassword(password)
   return app.db.transaction(async (tx) => {
-    const repos = createRepositories(tx as unknown as Db)
+    const repos = createRepositories(tx)
     const user = await repos.users.create({ workspaceId: project.workspaceId, email, passwordHash })
     await repos.users.setMembership({ userId: user.id, projectId: project.id, role: input.role })
     const key = (kind: KeyKind) => repos.apiKeys.create({ workspaceId: project.workspaceId, userId: user.id, kind, name: `${kind} key` })
@@ -140,9 +143,10 @@ export async function revokeKey(app: FastifyInstance, id: string) {
   return { id, revoked: true }
 }
 
+/** The CLI's `tool enable|disable`: switchTool as the operator, for any workspace. */
 export async function setToolEnabled(app: FastifyInstance, input: { workspace: string; tool: string; enabled: boolean }) {
-  if (!app.registry.names().includes(input.tool)) throw new AdminError(`There is no tool named '${input.tool}'. Known: ${app.registry.names().join(', ') || 'none'}.`)
-  const disabled = await app.repos.workspaces.setToolEnabled(input.workspace, input.tool, input.enabled)
-  if (!disabled) throw new AdminError(`No workspace with the id ${input.workspace}.`)
-  return { workspace: input.workspace, tool: input.tool, enabled: input.enabled, disabled_tools: disabled }
+  const result = await switchTool(app, input)
+  if (!result.ok && result.reason === 'unknown_tool') throw new AdminError(`There is no tool named '${input.tool}'. Known: ${app.registry.names().join(', ') || 'none'}.`)
+  if (!result.ok) throw new AdminError(`No workspace with the id ${input.workspace}.`)
+  return { workspace: input.workspace, tool: input.tool, enabled: input.enabled, disabled_tools: result.disabled }
 }

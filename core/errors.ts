@@ -28,7 +28,6 @@ export const Errors = {
   UnsupportedMediaType: make('unsupported_media_type', 415),
   RateLimited: make('rate_limited', 429),
   Internal: make('internal', 500),
-  Unavailable: make('unavailable', 503),
 }
 
 /** An error of the catalogue, optionally with per-field details. */

@@ -160,11 +160,6 @@ export class Registry {
     return entry.op
   }
 
-  /** Every operation, in registration order (routes and documents are derived from them). */
-  operations(): Operation[] {
-    return [...this.entries.values()].map((e) => e.op)
-  }
-
   contract(name: string): ToolContract | undefined {
     return this.entries.get(name)?.contract
   }

@@ -1,6 +1,6 @@
 // Password hashing with scrypt (memory-hard, in node:crypto, no native add-on).
 import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto'
-import { randomBase62 } from './ids.ts'
+import { randomBase62 } from '../db/ids.ts'
 
 const PARAMS = { N: 2 ** 15, r: 8, p: 1 }
 const KEY_LENGTH = 32

@@ -3,8 +3,13 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { drizzlePglite, drizzlePostgres, migratePglite, migratePostgres, sql, type PgDatabase, type PgQueryResultHKT } from './orm.ts'
-import type { Database as DatabaseConfig } from '../config.ts'
 import { schema } from './schema.ts'
+
+/** Which database to open (config.ts builds it from the environment). */
+export type DatabaseConfig =
+  | { kind: 'postgres'; url: string }
+  /** dataDir undefined = in memory; `snapshot`, a data-folder tarball to start from (tests start from a migrated one). */
+  | { kind: 'pglite'; dataDir: string | undefined; snapshot?: Blob }
 
 export type Db = PgDatabase<PgQueryResultHKT, typeof schema>
 /** A transaction handle offers the same query API as the database. */

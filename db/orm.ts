@@ -21,7 +21,7 @@ export type PgTable = import('drizzle-orm/pg-core').PgTable
 
 export const { and, asc, desc, eq, gte, inArray, is, isNull, lt, lte, max, or, sql } = orm
 export const {
-  PgTable, bigint, bigserial, boolean, date, getTableConfig, index, integer, jsonb, pgTable, primaryKey, smallint, text,
+  PgTable, bigint, bigserial, boolean, check, date, getTableConfig, index, integer, jsonb, pgTable, primaryKey, smallint, text,
   timestamp, uniqueIndex, uuid,
 } = pgCore
 export const drizzlePglite = pglite.drizzle

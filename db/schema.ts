@@ -1,6 +1,12 @@
 // Tables of growthdesk. Public ids are prefixed text (prj_, opp_, mem_, key_ …);
 // rollup tables are maintained at ingestion so metrics never scan raw events.
-import { sql, bigint, bigserial, boolean, date, index, integer, jsonb, pgTable, primaryKey, smallint, text, timestamp, uniqueIndex, uuid } from './orm.ts'
+import { sql, bigint, bigserial, boolean, check, date, index, integer, jsonb, pgTable, primaryKey, smallint, text, timestamp, uniqueIndex, uuid } from './orm.ts'
+
+import { evaluations, statuses } from '../schemas/opportunities.ts'
+
+/** A CHECK that a text column holds one of the wire values (the enum drizzle types it with). */
+const oneOf = (name: string, column: string, values: readonly string[]) =>
+  check(name, sql.raw(`"${column}" in (${values.map((v) => `'${v}'`).join(', ')})`))
 
 const createdAt = () => timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow()
 const tstz = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' })
@@ -82,8 +88,8 @@ export const opportunities = pgTable('opportunities', {
   externalId: text('external_id'),
   submittedBy: text('submitted_by').references(() => users.id, { onDelete: 'set null' }),
   receivedAt: tstz('received_at').notNull().defaultNow(),
-  evaluation: text('evaluation').notNull().default(''),
-  status: text('status').notNull().default('pending'),
+  evaluation: text('evaluation', { enum: evaluations }).notNull().default(''),
+  status: text('status', { enum: statuses }).notNull().default('pending'),
   reviewNote: text('review_note').notNull().default(''),
   reviewUpdatedAt: tstz('review_updated_at'),
 }, (t) => [
@@ -94,16 +100,22 @@ export const opportunities = pgTable('opportunities', {
   // The board's most common pair of filters, status and type, served in order by one index.
   index('opportunities_status_type_idx').on(t.projectId, t.status, t.contributionType, t.receivedAt.desc().nullsFirst(), t.id),
   index('opportunities_evaluation_idx').on(t.projectId, t.evaluation, t.receivedAt.desc().nullsFirst(), t.id),
+  oneOf('opportunities_status_check', 'status', statuses),
+  oneOf('opportunities_evaluation_check', 'evaluation', evaluations),
 ])
 
 /** Exact per-bucket totals, kept by a trigger on opportunities (see the custom migration). */
 export const opportunityCounts = pgTable('opportunity_counts', {
   projectId: text('project_id').notNull().references(() => projects.id, { onDelete: 'cascade' }),
   contributionType: text('contribution_type').notNull(),
-  status: text('status').notNull(),
-  evaluation: text('evaluation').notNull(),
+  status: text('status', { enum: statuses }).notNull(),
+  evaluation: text('evaluation', { enum: evaluations }).notNull(),
   n: bigint('n', { mode: 'number' }).notNull(),
-}, (t) => [primaryKey({ columns: [t.projectId, t.contributionType, t.status, t.evaluation] })])
+}, (t) => [
+  primaryKey({ columns: [t.projectId, t.contributionType, t.status, t.evaluation] }),
+  oneOf('opportunity_counts_status_check', 'status', statuses),
+  oneOf('opportunity_counts_evaluation_check', 'evaluation', evaluations),
+])
 
 export const reviewHistory = pgTable('review_history', {
   id: bigserial('id', { mode: 'number' }).primaryKey(),

@@ -1,9 +1,10 @@
 // The public agent documents, generated from the registry and PUBLIC_URL so that a new
 // tool or another deployment address shows up without editing any text.
 import type { ToolContract } from '../core/operations.ts'
-import { keyKindNames, keyKinds } from '../core/keys.ts'
+import { keyKindNames, keyKinds } from '../db/keys.ts'
 
-const firstSentence = (text: string) => (/^.*?[.!?](\s|$)/.exec(text)?.[0] ?? text).trim()
+/** The first sentence of a description (the one-line summaries of tool lists). */
+export const firstSentence = (text: string): string => (/^.*?[.!?](\s|$)/.exec(text)?.[0] ?? text).trim()
 
 export function skillMarkdown(url: string, tools: ToolContract[]): string {
   const toolLines = tools.map((t) => `- \`${t.name}\` — ${firstSentence(t.description)}${t.annotations.readOnlyHint ? '' : ' *(writes)*'}`)

@@ -2,7 +2,7 @@
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { appError } from '../core/errors.ts'
-import { hashKey, keyKindNames, parseKey, type KeyKind } from '../core/keys.ts'
+import { hashKey, keyKindNames, parseKey, type KeyKind } from '../db/keys.ts'
 import type { Principal } from '../core/access.ts'
 
 export type Surface = 'project-api' | 'tools-api' | 'mcp' | 'ingest'

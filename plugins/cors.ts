@@ -3,7 +3,7 @@
 import fp from 'fastify-plugin'
 import cors from '@fastify/cors'
 import type { FastifyInstance } from 'fastify'
-import { mcpAllowedOrigins } from '../routes/mcp-origins.ts'
+import { mcpAllowedOrigins } from '../core/origins.ts'
 
 async function corsPlugin(app: FastifyInstance, options: { publicUrl: string; allowedOrigins: string[] }) {
   const allowed = mcpAllowedOrigins(options.publicUrl, options.allowedOrigins)

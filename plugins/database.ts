@@ -1,8 +1,7 @@
 // Opens the configured database, applies migrations, and closes it with the app.
 import fp from 'fastify-plugin'
 import type { FastifyInstance } from 'fastify'
-import { openDatabase, type Database, type Db } from '../db/client.ts'
-import type { Database as DatabaseConfig } from '../config.ts'
+import { openDatabase, type Database, type DatabaseConfig, type Db } from '../db/client.ts'
 
 declare module 'fastify' {
   interface FastifyInstance {

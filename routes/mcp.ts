@@ -23,7 +23,7 @@ import { AjvJsonSchemaValidator } from '@modelcontextprotocol/server/validators/
 import type { Principal } from '../core/access.ts'
 import { appError, errorBody, errorResponse } from '../core/errors.ts'
 import { growthSkillMarkdown, skillMarkdown } from '../docs/agent-docs.ts'
-import { mcpAllowedHosts, mcpAllowedOrigins } from './mcp-origins.ts'
+import { mcpAllowedHosts, mcpAllowedOrigins } from '../core/origins.ts'
 
 const VERSION = '0.1.0'
 /** We always answer with JSON; clients that accept only JSON are served too. */

@@ -7,9 +7,10 @@ import { createHash, timingSafeEqual } from 'node:crypto'
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
 import formbody from '@fastify/formbody'
 import rateLimit from '@fastify/rate-limit'
-import { hashKey } from '../core/keys.ts'
+import { hashKey } from '../db/keys.ts'
 import type { OAuthClient } from '../db/repositories/oauth.ts'
 import { SCOPES } from './oauth-metadata.ts'
+import { isLoopbackHost } from '../core/origins.ts'
 
 type Params = Record<string, unknown>
 
@@ -28,9 +29,12 @@ export function acceptableRedirectUri(uri: string): boolean {
   }
   if (url.hash) return false
   if (url.protocol === 'https:') return true
-  if (url.protocol === 'http:') return ['localhost', '127.0.0.1', '[::1]'].includes(url.hostname)
+  if (url.protocol === 'http:') return isLoopbackHost(url.hostname)
   return /^[a-z][a-z0-9+.-]*:$/.test(url.protocol) && !['javascript:', 'data:', 'file:', 'vbscript:'].includes(url.protocol)
 }
+
+/** A PKCE code_verifier or S256 code_challenge: 43–128 unreserved characters (RFC 7636). */
+export const PKCE_VALUE = /^[A-Za-z0-9\-._~]{43,128}$/
 
 export function pkceS256(verifier: string): string {
   return createHash('sha256').update(verifier).digest('base64url')
@@ -107,7 +111,7 @@ const oauthRoutes: FastifyPluginAsync<{ publicUrl: string }> = async (app, { pub
       const verifier = str(body.code_verifier)
       const redirectUri = str(body.redirect_uri)
       if (!code || !verifier || !redirectUri) return oauthError(reply, 400, 'invalid_request', 'code, code_verifier and redirect_uri are required.')
-      if (!/^[A-Za-z0-9\-._~]{43,128}$/.test(verifier)) return oauthError(reply, 400, 'invalid_request', 'code_verifier must be 43–128 unreserved characters.')
+      if (!PKCE_VALUE.test(verifier)) return oauthError(reply, 400, 'invalid_request', 'code_verifier must be 43–128 unreserved characters.')
       outcome = await app.repos.oauth.redeemCode(code, now, (c) => {
         if (c.clientId !== client.id) return 'The code was issued to another client.'
         if (c.redirectUri !== redirectUri) return 'redirect_uri does not match the authorization request.'

@@ -1,6 +1,10 @@
 import { Type } from '@sinclair/typebox'
 import { Day, NullableTimestamp, StringEnum, Timestamp } from './atoms.ts'
 
+/** The event names that feed daily-ops (DESIGN §5): wire values clients send. */
+export const SIGNUP = 'signup'
+export const DAILY_USE = 'daily_use'
+
 export const WindowParam = Type.Optional(
   StringEnum(['7d', '30d'] as const, { default: '7d', description: '`7d`: today and the 6 days before; `30d`: today and the 29 days before (project time zone).' })
 )

@@ -5,7 +5,9 @@ export const statuses = ['pending', 'reviewing', 'contacted', 'adopted', 'ignore
 export const evaluations = ['useful', 'not_useful', ''] as const
 
 export const Status = StringEnum(statuses, { description: 'Pipeline status.' })
+export type Status = (typeof statuses)[number]
 export const Evaluation = StringEnum(evaluations, { description: '`useful`, `not_useful`, or "" (no evaluation).' })
+export type Evaluation = (typeof evaluations)[number]
 export const EventId = Type.String({ pattern: '^opp_[0-9A-Za-z]{1,40}$', description: 'The opportunity id (opp_…).' })
 export const ContributionType = Type.String({
   pattern: '^[a-z][a-z0-9_]{0,63}$',

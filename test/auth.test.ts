@@ -4,9 +4,9 @@ import { Writable } from 'node:stream'
 import type { InjectOptions } from 'fastify'
 import { buildApp, loggerOptions } from '../app.ts'
 import { createKey, revokeKey } from '../core/admin.ts'
-import { generateKey } from '../core/keys.ts'
+import { generateKey } from '../db/keys.ts'
 import { apiKeys } from '../db/schema.ts'
-import { PUBLIC_URL, addMember, bearer, buildTestApp, fixedClock, seedWorkspace, testConfig, testDatabase } from './helpers/app.ts'
+import { addProject, PUBLIC_URL, addMember, bearer, buildTestApp, fixedClock, seedWorkspace, testConfig, testDatabase } from './helpers/app.ts'
 
 const base = (project: string) => `/api/v1/mcp/projects/${project}`
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex')
@@ -324,7 +324,7 @@ t.test('credentials and surfaces', async (t) => {
   })
 
   t.test('a key narrowed to one project answers 404 for the others', async (t) => {
-    const other = await app.repos.projects.create({ workspaceId: ws.workspace.id, ownerId: ws.user.id, name: 'Project B', slug: 'project-b' })
+    const other = await addProject(app, { workspaceId: ws.workspace.id, ownerId: ws.user.id, name: 'Project B', slug: 'project-b' })
     t.equal((await dailyOps(bearer(keys.mcp), other.id)).statusCode, 200, 'the owner reaches B with an unnarrowed key')
 
     const narrowed = await createKey(app, { email: ws.user.email, kind: 'mcp', project })

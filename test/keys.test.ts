@@ -1,6 +1,6 @@
 import t from 'tap'
 import { createHash } from 'node:crypto'
-import { crc32, displayKey, generateKey, hashKey, keyKinds, keyPrefixes, parseKey, type KeyKind } from '../core/keys.ts'
+import { crc32, displayKey, generateKey, hashKey, keyKinds, keyPrefixes, parseKey, type KeyKind } from '../db/keys.ts'
 
 const FORMAT = /^gd[msio]_[0-9A-Za-z]{38}$/
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz'

@@ -80,6 +80,24 @@ t.test('migrations on the backend under test', async (t) => {
     t.equal(await appliedMigrations(app.db), journal.entries.length, 'every migration of the journal is recorded')
   })
 
+  t.test('status and evaluation hold only their wire values', async (t) => {
+    const checks = declared.flatMap((c) => c.checks.map((k) => k.name)).sort()
+    const result = await app.db.execute(sql`select conname from pg_constraint where contype = 'c' and connamespace = 'public'::regnamespace order by conname`)
+    t.same(rowsOf<{ conname: string }>(result).map((r) => r.conname), checks, 'the CHECK constraints of db/schema.ts exist')
+    t.same(checks, ['opportunities_evaluation_check', 'opportunities_status_check', 'opportunity_counts_evaluation_check', 'opportunity_counts_status_check'])
+    const ws = await seedWorkspace(app)
+    const insert = (status: string, evaluation: string) =>
+      app.db.execute(sql`insert into opportunities (id, project_id, contribution_type, key_information, reason, suggested_action, status, evaluation)
+        values (${`opp_check${status.length}${evaluation.length}`}, ${ws.project.id}, 'lead', 'k', 'r', 's', ${status}, ${evaluation})`)
+    const code = (err: unknown) => {
+      for (let e = err as { code?: string; cause?: unknown } | undefined; e; e = e.cause as typeof e) if (e.code) return e.code
+    }
+    t.equal(code(await insert('bogus', '').catch((err: unknown) => err)), '23514', 'an unknown status is refused')
+    t.equal(code(await insert('pending', 'maybe').catch((err: unknown) => err)), '23514', 'an unknown evaluation is refused')
+    await insert('done', '')
+    t.pass('known values, the empty evaluation included, are stored')
+  })
+
   t.test('applying them again changes nothing', async (t) => {
     const ws = await seedWorkspace(app)
     await app.database.migrate()

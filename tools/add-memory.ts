@@ -1,7 +1,6 @@
 import { Type } from '@sinclair/typebox'
 import { defineOperation } from '../core/operations.ts'
 import { Memory, MemoryFields } from '../schemas/memories.ts'
-import { toMemory } from '../db/repositories/memories.ts'
 
 export default defineOperation({
   name: 'add_memory',
@@ -18,7 +17,7 @@ export default defineOperation({
   output: Memory,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
   async handler(args, ctx) {
-    const row = await ctx.repos.memories.add({
+    return ctx.repos.memories.add({
       projectId: ctx.project.id,
       content: args.content,
       tags: args.tags ?? [],
@@ -26,6 +25,5 @@ export default defineOperation({
       createdBy: ctx.principal.userId,
       now: ctx.now(),
     })
-    return toMemory(row)
   },
 })

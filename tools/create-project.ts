@@ -1,9 +1,8 @@
 import { Type } from '@sinclair/typebox'
 import { defineOperation } from '../core/operations.ts'
 import { appError } from '../core/errors.ts'
-import { checkTimeZone, writingCard } from './project-card.ts'
+import { checkTimeZone, writtenCard } from './project-card.ts'
 import { ProjectCardFields, ProjectWithRole } from '../schemas/projects.ts'
-import { cardColumns, toProjectCard } from '../db/repositories/projects.ts'
 
 const { slug, name, ...optional } = ProjectCardFields
 
@@ -23,16 +22,12 @@ export default defineOperation({
       throw appError('Forbidden', 'This key is read-only or limited to one project; it cannot create projects.')
     }
     checkTimeZone(args.timezone)
-    const row = await writingCard(args.slug, () =>
-      ctx.repos.projects.create({
-        ...cardColumns(args),
-        slug: args.slug,
-        name: args.name,
-        workspaceId: ctx.principal.workspaceId,
-        ownerId: ctx.principal.userId,
-        now: ctx.now(),
-      })
-    )
-    return { ...toProjectCard(row), role: 'owner' as const }
+    const result = await ctx.repos.projects.create({
+      ...args,
+      workspaceId: ctx.principal.workspaceId,
+      ownerId: ctx.principal.userId,
+      now: ctx.now(),
+    })
+    return { ...writtenCard(args.slug, result), role: 'owner' as const }
   },
 })

@@ -1,8 +1,7 @@
 import { Type } from '@sinclair/typebox'
 import { defineOperation } from '../core/operations.ts'
-import { DailyOps, WindowParam } from '../schemas/metrics.ts'
+import { DAILY_USE, DailyOps, SIGNUP, WindowParam } from '../schemas/metrics.ts'
 import { dayRange, localDate, windows } from '../core/time.ts'
-import { DAILY_USE, SIGNUP } from '../db/repositories/events.ts'
 
 export default defineOperation({
   name: 'get_daily_ops',

@@ -1,8 +1,7 @@
 import { Type } from '@sinclair/typebox'
 import { defineOperation } from '../core/operations.ts'
-import { Overview } from '../schemas/metrics.ts'
+import { DAILY_USE, Overview, SIGNUP } from '../schemas/metrics.ts'
 import { addDays, dayRange, localDate } from '../core/time.ts'
-import { DAILY_USE, SIGNUP } from '../db/repositories/events.ts'
 import { statuses } from '../schemas/opportunities.ts'
 
 const change = (current: number, previous: number) => (previous === 0 ? null : Math.round(((current - previous) / previous) * 10000) / 10000)
@@ -60,7 +59,7 @@ export default defineOperation({
     for (const t of totals) {
       total += t.n
       byStatus[t.status] = (byStatus[t.status] ?? 0) + t.n
-      byEvaluation[t.evaluation === '' ? 'none' : (t.evaluation as 'useful' | 'not_useful')] += t.n
+      byEvaluation[t.evaluation === '' ? 'none' : t.evaluation] += t.n
     }
     return {
       project: { id: project.id, slug: project.slug, name: project.name, timezone: project.timezone },

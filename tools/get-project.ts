@@ -1,7 +1,6 @@
 import { Type } from '@sinclair/typebox'
 import { defineOperation } from '../core/operations.ts'
 import { ProjectWithRole } from '../schemas/projects.ts'
-import { toProjectCard } from '../db/repositories/projects.ts'
 
 export default defineOperation({
   name: 'get_project',
@@ -15,7 +14,7 @@ export default defineOperation({
   output: ProjectWithRole,
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true },
   async handler(_args, ctx) {
-    const row = (await ctx.repos.projects.find(ctx.project.id))!
-    return { ...toProjectCard(row), role: ctx.project.role }
+    const card = (await ctx.repos.projects.find(ctx.project.id))!
+    return { ...card, role: ctx.project.role }
   },
 })

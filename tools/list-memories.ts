@@ -2,7 +2,6 @@ import { Type } from '@sinclair/typebox'
 import { defineOperation } from '../core/operations.ts'
 import { Page, PageOf, PageSize } from '../schemas/atoms.ts'
 import { Memory } from '../schemas/memories.ts'
-import { toMemory } from '../db/repositories/memories.ts'
 
 export default defineOperation({
   name: 'list_memories',
@@ -27,7 +26,7 @@ export default defineOperation({
   async handler(args, ctx) {
     const page = args.page ?? 1
     const pageSize = args.page_size ?? 20
-    const { rows, total } = await ctx.repos.memories.list(ctx.project.id, { query: args.query, tag: args.tag, page, pageSize })
-    return { items: rows.map(toMemory), page, page_size: pageSize, total, total_pages: Math.ceil(total / pageSize) }
+    const { items, total } = await ctx.repos.memories.list(ctx.project.id, { query: args.query, tag: args.tag, page, pageSize })
+    return { items, page, page_size: pageSize, total, total_pages: Math.ceil(total / pageSize) }
   },
 })

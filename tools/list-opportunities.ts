@@ -1,7 +1,6 @@
 import { Type } from '@sinclair/typebox'
 import { defineOperation } from '../core/operations.ts'
 import { OpportunityFilters, OpportunityPage } from '../schemas/opportunities.ts'
-import { toOpportunity } from '../db/repositories/opportunities.ts'
 import { localDate } from '../core/time.ts'
 
 export default defineOperation({
@@ -20,7 +19,7 @@ export default defineOperation({
     const page = args.page ?? 1
     const pageSize = args.page_size ?? 20
     const timeZone = ctx.project.timezone
-    const { rows, total } = await ctx.repos.opportunities.list(ctx.project.id, {
+    const { items, total } = await ctx.repos.opportunities.list(ctx.project.id, {
       type: args.type ?? 'all',
       status: args.status ?? 'all',
       evaluation: args.evaluation ?? 'all',
@@ -28,6 +27,6 @@ export default defineOperation({
       page,
       pageSize,
     })
-    return { items: rows.map(toOpportunity), page, page_size: pageSize, total, total_pages: Math.ceil(total / pageSize) }
+    return { items, page, page_size: pageSize, total, total_pages: Math.ceil(total / pageSize) }
   },
 })

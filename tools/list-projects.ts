@@ -1,8 +1,6 @@
 import { Type } from '@sinclair/typebox'
 import { defineOperation } from '../core/operations.ts'
 import { ProjectWithRole } from '../schemas/projects.ts'
-import { toProjectCard } from '../db/repositories/projects.ts'
-import { effectiveRole } from '../core/access.ts'
 
 export default defineOperation({
   name: 'list_projects',
@@ -17,6 +15,6 @@ export default defineOperation({
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true },
   async handler(_args, ctx) {
     const rows = await ctx.repos.projects.listForUser(ctx.principal)
-    return { items: rows.map((r) => ({ ...toProjectCard(r.project), role: effectiveRole(r.role, ctx.principal) })) }
+    return { items: rows.map((r) => ({ ...r.project, role: r.role })) }
   },
 })

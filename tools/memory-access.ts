@@ -5,7 +5,7 @@ import { roleAtLeast } from '../core/access.ts'
 
 export async function writableMemory(ctx: WorkspaceContext, id: string) {
   const memory = await ctx.repos.memories.find(id)
-  const project = memory && (await ctx.repos.projects.access(ctx.principal, memory.projectId))
+  const project = memory && (await ctx.repos.projects.access(ctx.principal, memory.project))
   if (!memory || !project) throw appError('NotFound', `Memory '${id}' was not found.`)
   if (!roleAtLeast(project.role, 'reviewer')) {
     // The same error as add_memory's (the registry's check for reviewer operations).

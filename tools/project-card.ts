@@ -2,7 +2,7 @@
 // taken slug after it.
 import { appError } from '../core/errors.ts'
 import { isTimeZone } from '../core/time.ts'
-import { isUniqueViolation } from '../db/client.ts'
+import type { ProjectCard } from '../schemas/projects.ts'
 
 export function checkTimeZone(timezone: string | undefined): void {
   if (timezone !== undefined && !isTimeZone(timezone)) {
@@ -10,12 +10,8 @@ export function checkTimeZone(timezone: string | undefined): void {
   }
 }
 
-/** Runs a card write; the unique (workspace, slug) index answers a taken slug as 409. */
-export async function writingCard<T>(slug: string | undefined, write: () => Promise<T>): Promise<T> {
-  try {
-    return await write()
-  } catch (err) {
-    if (isUniqueViolation(err)) throw appError('Conflict', `The slug '${slug}' is taken in this workspace.`, [{ path: 'slug', message: 'is taken' }])
-    throw err
-  }
+/** The card a write returned; a slug the unique (workspace, slug) index refused answers 409. */
+export function writtenCard(slug: string | undefined, result: { ok: true; project: ProjectCard } | { ok: false; reason: 'slug_taken' }): ProjectCard {
+  if (!result.ok) throw appError('Conflict', `The slug '${slug}' is taken in this workspace.`, [{ path: 'slug', message: 'is taken' }])
+  return result.project
 }

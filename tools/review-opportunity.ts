@@ -25,20 +25,20 @@ export default defineOperation({
         { path: '', message: 'must have at least one of evaluation, status, note' },
       ])
     }
-    const row = await ctx.repos.opportunities.review(
+    const reviewed = await ctx.repos.opportunities.review(
       ctx.project.id,
       event_id,
       { evaluation, status, reviewNote: note },
       ctx.principal.userId,
       ctx.now()
     )
-    if (!row) throw appError('NotFound', `Opportunity '${event_id}' was not found in project '${ctx.project.slug}'.`)
+    if (!reviewed) throw appError('NotFound', `Opportunity '${event_id}' was not found in project '${ctx.project.slug}'.`)
     return {
-      event_id: row.id,
-      evaluation: row.evaluation as 'useful',
-      status: row.status as 'pending',
-      review_note: row.reviewNote,
-      review_updated_at: row.reviewUpdatedAt!.toISOString(),
+      event_id: reviewed.event_id,
+      evaluation: reviewed.evaluation,
+      status: reviewed.status,
+      review_note: reviewed.review_note,
+      review_updated_at: reviewed.review_updated_at!,
     }
   },
 })

@@ -1,10 +1,8 @@
 import { Type } from '@sinclair/typebox'
 import { defineOperation } from '../core/operations.ts'
 import { roleAtLeast } from '../core/access.ts'
-import { StringEnum, Timestamp } from '../schemas/atoms.ts'
-import type { SignalKind } from '../db/repositories/signals.ts'
-
-const Kind = StringEnum(['opportunity', 'memory'] as const)
+import { Timestamp } from '../schemas/atoms.ts'
+import { SignalKind } from '../schemas/signals.ts'
 
 export default defineOperation({
   name: 'search_signals',
@@ -19,16 +17,16 @@ export default defineOperation({
   input: Type.Object(
     {
       query: Type.String({ minLength: 1, maxLength: 500 }),
-      kinds: Type.Optional(Type.Array(Kind, { minItems: 1, uniqueItems: true })),
+      kinds: Type.Optional(Type.Array(SignalKind, { minItems: 1, uniqueItems: true })),
       limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 50, default: 10 })),
     },
     { additionalProperties: false }
   ),
   output: Type.Object({
     query: Type.String(),
-    searched: Type.Array(Kind),
+    searched: Type.Array(SignalKind),
     results: Type.Array(
-      Type.Object({ kind: Kind, id: Type.String(), title: Type.String(), snippet: Type.String(), rank: Type.Number(), at: Timestamp() })
+      Type.Object({ kind: SignalKind, id: Type.String(), title: Type.String(), snippet: Type.String(), rank: Type.Number(), at: Timestamp() })
     ),
   }),
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true },

@@ -1,7 +1,6 @@
 import { Type } from '@sinclair/typebox'
 import { defineOperation } from '../core/operations.ts'
 import { SubmissionFields, SubmissionResult } from '../schemas/opportunities.ts'
-import { toOpportunity } from '../db/repositories/opportunities.ts'
 
 export default defineOperation({
   name: 'submit_opportunity',
@@ -16,7 +15,7 @@ export default defineOperation({
   output: SubmissionResult,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true },
   async handler(args, ctx) {
-    const { row, created } = await ctx.repos.opportunities.submit({
+    const { opportunity, created } = await ctx.repos.opportunities.submit({
       projectId: ctx.project.id,
       submittedBy: ctx.principal.userId,
       contributionType: args.contribution_type,
@@ -27,6 +26,6 @@ export default defineOperation({
       externalId: args.external_id,
       receivedAt: ctx.now(),
     })
-    return { ...toOpportunity(row), created }
+    return { ...opportunity, created }
   },
 })

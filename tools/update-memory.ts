@@ -2,7 +2,6 @@ import { Type } from '@sinclair/typebox'
 import { defineOperation } from '../core/operations.ts'
 import { appError } from '../core/errors.ts'
 import { Memory, MemoryFields, MemoryId } from '../schemas/memories.ts'
-import { toMemory } from '../db/repositories/memories.ts'
 import { writableMemory } from './memory-access.ts'
 
 export const MemoryPatch = Type.Partial(Type.Object(MemoryFields), { additionalProperties: false })
@@ -24,8 +23,8 @@ export default defineOperation({
       throw appError('InvalidArguments', 'Send at least one of content, tags or source.', [{ path: '', message: 'must have at least one of content, tags, source' }])
     }
     await writableMemory(ctx, id)
-    const row = await ctx.repos.memories.update(id, change, ctx.now())
-    if (!row) throw appError('NotFound', `Memory '${id}' was not found.`)
-    return toMemory(row)
+    const memory = await ctx.repos.memories.update(id, change, ctx.now())
+    if (!memory) throw appError('NotFound', `Memory '${id}' was not found.`)
+    return memory
   },
 })

@@ -1,9 +1,8 @@
 import { Type } from '@sinclair/typebox'
 import { defineOperation } from '../core/operations.ts'
 import { appError } from '../core/errors.ts'
-import { checkTimeZone, writingCard } from './project-card.ts'
+import { checkTimeZone, writtenCard } from './project-card.ts'
 import { ProjectCardFields, ProjectWithRole } from '../schemas/projects.ts'
-import { cardColumns, toProjectCard } from '../db/repositories/projects.ts'
 
 export const ProjectCardPatch = Type.Partial(Type.Object(ProjectCardFields), { additionalProperties: false })
 
@@ -24,8 +23,8 @@ export default defineOperation({
       throw appError('InvalidArguments', 'Send at least one field of the project card to change.', [{ path: '', message: 'must have at least one field' }])
     }
     checkTimeZone(args.timezone)
-    const row = await writingCard(args.slug, () => ctx.repos.projects.update(ctx.project.id, cardColumns(args), ctx.now()))
-    if (!row) throw appError('NotFound', `Project '${ctx.project.slug}' was not found.`)
-    return { ...toProjectCard(row), role: ctx.project.role }
+    const result = await ctx.repos.projects.update(ctx.project.id, args, ctx.now())
+    if (!result) throw appError('NotFound', `Project '${ctx.project.slug}' was not found.`)
+    return { ...writtenCard(args.slug, result), role: ctx.project.role }
   },
 })

@@ -2,6 +2,7 @@
 import { Type } from '@sinclair/typebox'
 import { defineOperation, type WorkspaceContext } from '../core/operations.ts'
 import { appError } from '../core/errors.ts'
+import { switchTool } from '../core/tool-settings.ts'
 
 const Settings = Type.Object({
   tools: Type.Array(Type.Object({ name: Type.String(), title: Type.String(), enabled: Type.Boolean() })),
@@ -39,8 +40,9 @@ export const setToolEnabled = defineOperation({
   async handler(args, ctx) {
     const user = await ctx.repos.users.find(ctx.principal.userId)
     if (user?.workspaceRole !== 'owner' || ctx.principal.readOnly) throw appError('Forbidden', 'Only a workspace owner can enable or disable tools.')
-    if (!ctx.registry.names().includes(args.name)) throw appError('NotFound', `There is no tool named '${args.name}'.`)
-    await ctx.repos.workspaces.setToolEnabled(ctx.principal.workspaceId, args.name, args.enabled)
+    const result = await switchTool(ctx, { workspace: ctx.principal.workspaceId, tool: args.name, enabled: args.enabled })
+    if (!result.ok && result.reason === 'unknown_tool') throw appError('NotFound', `There is no tool named '${args.name}'.`)
+    if (!result.ok) throw appError('NotFound', 'Your workspace was not found.')
     return settings(ctx)
   },
 })

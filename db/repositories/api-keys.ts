@@ -1,8 +1,8 @@
 import { and, desc, eq, inArray, isNull, lt, or, sql } from '../orm.ts'
-import type { Db } from '../client.ts'
+import type { Queryable } from '../client.ts'
 import { apiKeys, users } from '../schema.ts'
-import { newId } from '../../core/ids.ts'
-import { displayKey, generateKey, hashKey, type KeyKind } from '../../core/keys.ts'
+import { newId } from '../ids.ts'
+import { displayKey, generateKey, hashKey, type KeyKind } from '../keys.ts'
 
 export interface NewKey {
   workspaceId: string
@@ -15,10 +15,10 @@ export interface NewKey {
   grantId?: string | null
 }
 
-export function createApiKeysRepository(db: Db) {
+export function createApiKeysRepository(db: Queryable) {
   return {
     /** Creates a key; the returned `key` is the only time the full secret exists. */
-    async create(input: NewKey, tx: Db = db) {
+    async create(input: NewKey, tx: Queryable = db) {
       const key = generateKey(input.kind)
       const [row] = await tx
         .insert(apiKeys)

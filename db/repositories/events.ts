@@ -1,5 +1,6 @@
 import { and, desc, eq, gte, lte, inArray, max, sql } from '../orm.ts'
-import { rowsOf, type Db } from '../client.ts'
+import { rowsOf, type Queryable } from '../client.ts'
+import { DAILY_USE } from '../../schemas/metrics.ts'
 import { COUNTER_SHARDS, dailyEventCounts, events, projectEventStats, projects, userActivity } from '../schema.ts'
 
 export interface IncomingEvent {
@@ -10,17 +11,13 @@ export interface IncomingEvent {
   properties: Record<string, unknown>
 }
 
-/** The event names that feed daily-ops (DESIGN §5). */
-export const SIGNUP = 'signup'
-export const DAILY_USE = 'daily_use'
-
 /** The project's seq, which leads the event indexes (evaluated once per statement). */
 export const projectSeq = (projectId: string) => sql<number>`(select ${projects.seq} from ${projects} where ${projects.id} = ${projectId})`
 
 /** This connection's counter shard (see COUNTER_SHARDS). */
 const SHARD = sql.raw(`(pg_backend_pid() % ${COUNTER_SHARDS})::smallint`)
 
-export function createEventsRepository(db: Db) {
+export function createEventsRepository(db: Queryable) {
   return {
     /**
      * Stores a batch and updates every rollup in ONE statement, so a batch is all or nothing.

@@ -1,5 +1,5 @@
 // Every repository, built over one database handle; decorated onto the app as `repos`.
-import type { Db } from '../client.ts'
+import type { Queryable } from '../client.ts'
 import { createApiKeysRepository } from './api-keys.ts'
 import { createEventsRepository } from './events.ts'
 import { createOpportunitiesRepository } from './opportunities.ts'
@@ -11,7 +11,7 @@ import { createProjectsRepository } from './projects.ts'
 import { createUsersRepository } from './users.ts'
 import { createWorkspacesRepository } from './workspaces.ts'
 
-export function createRepositories(db: Db) {
+export function createRepositories(db: Queryable) {
   return {
     workspaces: createWorkspacesRepository(db),
     users: createUsersRepository(db),

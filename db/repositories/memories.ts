@@ -1,7 +1,7 @@
 import { and, asc, desc, eq, sql, type SQL } from '../orm.ts'
-import type { Db } from '../client.ts'
+import type { Queryable } from '../client.ts'
 import { memories, users } from '../schema.ts'
-import { newId } from '../../core/ids.ts'
+import { newId } from '../ids.ts'
 import type { Memory } from '../../schemas/memories.ts'
 
 const columns = {
@@ -16,7 +16,7 @@ const columns = {
 }
 type Row = { id: string; projectId: string; content: string; tags: string[]; source: string; createdBy: string | null; createdAt: Date; updatedAt: Date }
 
-export function toMemory(row: Row): Memory {
+function toMemory(row: Row): Memory {
   return {
     id: row.id,
     project: row.projectId,
@@ -32,16 +32,16 @@ export function toMemory(row: Row): Memory {
 /** The same expression as the GIN index memories_search_idx, so the index serves it. */
 export const memoryDocument = sql`memory_document(${memories.content}, ${memories.tags})`
 
-export function createMemoriesRepository(db: Db) {
-  async function byId(id: string): Promise<Row | undefined> {
+export function createMemoriesRepository(db: Queryable) {
+  async function byId(id: string): Promise<Memory | undefined> {
     const [row] = await db.select(columns).from(memories).leftJoin(users, eq(users.id, memories.createdBy)).where(eq(memories.id, id))
-    return row
+    return row && toMemory(row)
   }
 
   return {
     find: byId,
 
-    async add(input: { projectId: string; content: string; tags: string[]; source: string; createdBy: string; now: Date }) {
+    async add(input: { projectId: string; content: string; tags: string[]; source: string; createdBy: string; now: Date }): Promise<Memory> {
       const id = newId('mem')
       await db.insert(memories).values({
         id,
@@ -56,7 +56,7 @@ export function createMemoriesRepository(db: Db) {
       return (await byId(id))!
     },
 
-    async list(projectId: string, f: { query?: string; tag?: string; page: number; pageSize: number }) {
+    async list(projectId: string, f: { query?: string; tag?: string; page: number; pageSize: number }): Promise<{ items: Memory[]; total: number }> {
       const where: (SQL | undefined)[] = [eq(memories.projectId, projectId)]
       if (f.query) where.push(sql`${memoryDocument} @@ websearch_to_tsquery('english', ${f.query})`)
       if (f.tag) where.push(sql`${memories.tags} @> array[${f.tag}]::text[]`)
@@ -71,11 +71,11 @@ export function createMemoriesRepository(db: Db) {
           .offset((f.page - 1) * f.pageSize),
         db.select({ n: sql<number>`count(*)::int` }).from(memories).where(and(...where)),
       ])
-      return { rows, total: count!.n }
+      return { items: rows.map(toMemory), total: count!.n }
     },
 
     /** Changes only the sent fields, in one UPDATE. */
-    async update(id: string, change: { content?: string; tags?: string[]; source?: string }, now: Date) {
+    async update(id: string, change: { content?: string; tags?: string[]; source?: string }, now: Date): Promise<Memory | undefined> {
       const [row] = await db.update(memories).set({ ...change, updatedAt: now }).where(eq(memories.id, id)).returning({ id: memories.id })
       return row ? byId(row.id) : undefined
     },

@@ -1,10 +1,10 @@
 // OAuth 2.1 state: clients, grants (consents), single-use codes, rotating refresh tokens.
 // Every secret is stored as its SHA-256 only, like API keys.
 import { and, desc, eq, isNull, sql } from '../orm.ts'
-import type { Db } from '../client.ts'
+import type { Queryable } from '../client.ts'
 import { apiKeys, oauthClients, oauthCodes, oauthGrants, oauthRefreshTokens } from '../schema.ts'
-import { newId } from '../../core/ids.ts'
-import { generateSecret, hashKey } from '../../core/keys.ts'
+import { newId } from '../ids.ts'
+import { generateSecret, hashKey } from '../keys.ts'
 import { createApiKeysRepository } from './api-keys.ts'
 
 export const ACCESS_TOKEN_TTL_S = 3600
@@ -21,9 +21,9 @@ export type OAuthClient = typeof oauthClients.$inferSelect
 
 const later = (now: Date, seconds: number) => new Date(now.getTime() + seconds * 1000)
 
-export function createOAuthRepository(db: Db) {
+export function createOAuthRepository(db: Queryable) {
   /** Access token (1 h) and refresh token (30 days) for a grant, inside the caller's transaction. */
-  async function issueTokens(tx: Db, grant: { id: string; userId: string; workspaceId: string }, now: Date) {
+  async function issueTokens(tx: Queryable, grant: { id: string; userId: string; workspaceId: string }, now: Date) {
     const { key: accessToken } = await createApiKeysRepository(tx).create({
       workspaceId: grant.workspaceId,
       userId: grant.userId,
@@ -37,7 +37,7 @@ export function createOAuthRepository(db: Db) {
     return { accessToken, refreshToken, expiresIn: ACCESS_TOKEN_TTL_S }
   }
 
-  async function revokeGrantIn(tx: Db, grantId: string, now: Date) {
+  async function revokeGrantIn(tx: Queryable, grantId: string, now: Date) {
     await tx.update(oauthGrants).set({ revokedAt: now }).where(and(eq(oauthGrants.id, grantId), isNull(oauthGrants.revokedAt)))
     await tx.update(apiKeys).set({ revokedAt: now }).where(and(eq(apiKeys.grantId, grantId), isNull(apiKeys.revokedAt)))
   }
@@ -93,14 +93,14 @@ export function createOAuthRepository(db: Db) {
           .for('update')
         if (!row) return { error: 'The authorization code is unknown.' } as const
         if (row.usedAt) {
-          await revokeGrantIn(tx as unknown as Db, row.grantId, now)
+          await revokeGrantIn(tx, row.grantId, now)
           return { error: 'The authorization code was already used; the tokens issued for it are revoked.' } as const
         }
         if (row.expiresAt <= now || row.revokedAt) return { error: 'The authorization code has expired.' } as const
         const problem = check(row)
         if (problem) return { error: problem } as const
         await tx.update(oauthCodes).set({ usedAt: now }).where(eq(oauthCodes.hash, hashKey(code)))
-        const tokens = await issueTokens(tx as unknown as Db, { id: row.grantId, userId: row.userId, workspaceId: row.workspaceId }, now)
+        const tokens = await issueTokens(tx, { id: row.grantId, userId: row.userId, workspaceId: row.workspaceId }, now)
         return { tokens, scope: row.scope } as const
       })
     },
@@ -120,14 +120,14 @@ export function createOAuthRepository(db: Db) {
         if (row.usedAt) {
           // Within the grace window a lost rotation is retried, not an attack: a fresh pair.
           if (now.getTime() - row.usedAt.getTime() <= REFRESH_REUSE_GRACE_S * 1000) {
-            const tokens = await issueTokens(tx as unknown as Db, { id: row.grantId, userId: row.userId, workspaceId: row.workspaceId }, now)
+            const tokens = await issueTokens(tx, { id: row.grantId, userId: row.userId, workspaceId: row.workspaceId }, now)
             return { tokens, scope: row.scope } as const
           }
-          await revokeGrantIn(tx as unknown as Db, row.grantId, now)
+          await revokeGrantIn(tx, row.grantId, now)
           return { error: 'The refresh token was already used; the grant is revoked.' } as const
         }
         await tx.update(oauthRefreshTokens).set({ usedAt: now }).where(eq(oauthRefreshTokens.hash, hashKey(token)))
-        const tokens = await issueTokens(tx as unknown as Db, { id: row.grantId, userId: row.userId, workspaceId: row.workspaceId }, now)
+        const tokens = await issueTokens(tx, { id: row.grantId, userId: row.userId, workspaceId: row.workspaceId }, now)
         return { tokens, scope: row.scope } as const
       })
     },
@@ -141,7 +141,7 @@ export function createOAuthRepository(db: Db) {
           .from(oauthRefreshTokens)
           .innerJoin(oauthGrants, eq(oauthGrants.id, oauthRefreshTokens.grantId))
           .where(eq(oauthRefreshTokens.hash, hash))
-        if (refresh && (!clientId || refresh.clientId === clientId)) return revokeGrantIn(tx as unknown as Db, refresh.grantId, now)
+        if (refresh && (!clientId || refresh.clientId === clientId)) return revokeGrantIn(tx, refresh.grantId, now)
         await tx.update(apiKeys).set({ revokedAt: sql`coalesce(${apiKeys.revokedAt}, ${now.toISOString()}::timestamptz)` }).where(and(eq(apiKeys.hash, hash), eq(apiKeys.kind, 'oauth')))
       })
     },
@@ -161,7 +161,7 @@ export function createOAuthRepository(db: Db) {
       return db.transaction(async (tx) => {
         const [grant] = await tx.select({ id: oauthGrants.id }).from(oauthGrants).where(and(eq(oauthGrants.id, grantId), eq(oauthGrants.userId, userId)))
         if (!grant) return false
-        await revokeGrantIn(tx as unknown as Db, grantId, now)
+        await revokeGrantIn(tx, grantId, now)
         return true
       })
     },

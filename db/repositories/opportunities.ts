@@ -1,12 +1,12 @@
 import { and, asc, desc, eq, sql, type SQL } from '../orm.ts'
-import type { Db } from '../client.ts'
+import type { Queryable } from '../client.ts'
 import { opportunities, opportunityCounts, reviewHistory, users } from '../schema.ts'
-import { newId } from '../../core/ids.ts'
-import type { Opportunity } from '../../schemas/opportunities.ts'
+import { newId } from '../ids.ts'
+import type { Evaluation, Opportunity, Status } from '../../schemas/opportunities.ts'
 
 type Row = typeof opportunities.$inferSelect
 
-export function toOpportunity(row: Row): Opportunity {
+function toOpportunity(row: Row): Opportunity {
   return {
     event_id: row.id,
     contribution_type: row.contributionType,
@@ -16,8 +16,8 @@ export function toOpportunity(row: Row): Opportunity {
     source_url: row.sourceUrl,
     external_id: row.externalId,
     received_at: row.receivedAt.toISOString(),
-    evaluation: row.evaluation as Opportunity['evaluation'],
-    status: row.status as Opportunity['status'],
+    evaluation: row.evaluation,
+    status: row.status,
     review_note: row.reviewNote,
     review_updated_at: row.reviewUpdatedAt?.toISOString() ?? null,
   }
@@ -25,8 +25,8 @@ export function toOpportunity(row: Row): Opportunity {
 
 export interface ListFilters {
   type: string
-  status: string
-  evaluation: string
+  status: Status | 'all'
+  evaluation: Evaluation | 'all'
   /** Only those received on this calendar day in this time zone. */
   receivedOn?: { day: string; timeZone: string }
   page: number
@@ -34,12 +34,12 @@ export interface ListFilters {
 }
 
 export interface ReviewChange {
-  evaluation?: string
-  status?: string
+  evaluation?: Evaluation
+  status?: Status
   reviewNote?: string
 }
 
-export function createOpportunitiesRepository(db: Db) {
+export function createOpportunitiesRepository(db: Queryable) {
   return {
     /** Inserts, or returns the existing opportunity with the same external_id (created: false). */
     async submit(input: {
@@ -52,21 +52,21 @@ export function createOpportunitiesRepository(db: Db) {
       sourceUrl?: string
       externalId?: string
       receivedAt: Date
-    }): Promise<{ row: Row; created: boolean }> {
+    }): Promise<{ opportunity: Opportunity; created: boolean }> {
       const [inserted] = await db
         .insert(opportunities)
         .values({ id: newId('opp'), ...input })
         .onConflictDoNothing({ target: [opportunities.projectId, opportunities.externalId] })
         .returning()
-      if (inserted) return { row: inserted, created: true }
+      if (inserted) return { opportunity: toOpportunity(inserted), created: true }
       const [existing] = await db
         .select()
         .from(opportunities)
         .where(and(eq(opportunities.projectId, input.projectId), eq(opportunities.externalId, input.externalId!)))
-      return { row: existing!, created: false }
+      return { opportunity: toOpportunity(existing!), created: false }
     },
 
-    async list(projectId: string, f: ListFilters): Promise<{ rows: Row[]; total: number }> {
+    async list(projectId: string, f: ListFilters): Promise<{ items: Opportunity[]; total: number }> {
       const where: (SQL | undefined)[] = [eq(opportunities.projectId, projectId)]
       if (f.type !== 'all') where.push(eq(opportunities.contributionType, f.type))
       if (f.status !== 'all') where.push(eq(opportunities.status, f.status))
@@ -99,14 +99,15 @@ export function createOpportunitiesRepository(db: Db) {
         const [c] = await db.select({ n: sql<number>`coalesce(sum(${opportunityCounts.n}), 0)::int` }).from(opportunityCounts).where(and(...cw))
         total = c!.n
       }
-      return { rows, total }
+      return { items: rows.map(toOpportunity), total }
     },
 
     /**
      * Changes only the sent review fields in one UPDATE and appends the change to the history,
      * in one transaction; the row lock orders concurrent reviews of the same opportunity.
      */
-    async review(projectId: string, id: string, change: ReviewChange, actorUserId: string, now: Date) {
+    /** The reviewed opportunity, or undefined when the project has no such opportunity. */
+    async review(projectId: string, id: string, change: ReviewChange, actorUserId: string, now: Date): Promise<Opportunity | undefined> {
       return db.transaction(async (tx) => {
         const [before] = await tx
           .select({ evaluation: opportunities.evaluation, status: opportunities.status, reviewNote: opportunities.reviewNote })
@@ -125,7 +126,7 @@ export function createOpportunitiesRepository(db: Db) {
           ...(change.reviewNote !== undefined ? { review_note: s.reviewNote } : {}),
         })
         await tx.insert(reviewHistory).values({ opportunityId: id, actorUserId, changedAt: now, before: pick(before), after: pick(after!) })
-        return after!
+        return toOpportunity(after!)
       })
     },
 

@@ -1,24 +1,73 @@
 import { and, asc, eq, or, sql } from '../orm.ts'
-import type { Db } from '../client.ts'
+import { isUniqueViolation, type Queryable } from '../client.ts'
 import { dailyEventCounts, dailyEventUsers, events, memberships, projects, userActivity, users } from '../schema.ts'
 import { projectSeq } from './events.ts'
-import { newId } from '../../core/ids.ts'
-import { effectiveRole, type Principal, type ProjectAccess } from '../../core/access.ts'
+import { newId } from '../ids.ts'
+import type { Role } from '../../schemas/atoms.ts'
+import type { Static, TObject } from '@sinclair/typebox'
 import type { ProjectCard, ProjectCardFields } from '../../schemas/projects.ts'
 
 export type ProjectRow = typeof projects.$inferSelect
-export type ProjectCardInput = Partial<Omit<typeof projects.$inferInsert, 'id' | 'workspaceId' | 'createdAt' | 'updatedAt'>>
 
-export function createProjectsRepository(db: Db) {
+/** Who asks, as far as the database needs to know (core's Principal fits). */
+export interface AccessPrincipal {
+  workspaceId: string
+  userId: string
+  /** The key only reaches this project. */
+  projectId: string | null
+  /** The key never acts above `viewer`. */
+  readOnly: boolean
+}
+
+/** A project as a principal reaches it (core/access.ts calls it ProjectAccess). */
+export interface ProjectAccessRow {
+  id: string
+  slug: string
+  name: string
+  timezone: string
+  /** The caller's role here: the membership role, capped by the key. */
+  role: Role
+  /** The caller's identity in this project's events. */
+  distinctId: string
+}
+
+/** A card write: the card, or why not (the unique (workspace, slug) index refused the slug). */
+export type CardWrite = { ok: true; project: ProjectCard } | { ok: false; reason: 'slug_taken' }
+
+/** The membership role, capped at viewer for a read-only key. */
+const cappedRole = (role: Role, principal: AccessPrincipal): Role => (principal.readOnly ? 'viewer' : role)
+
+/** Runs a card write; a unique violation (the slug is the only unique card column) answers slug_taken. */
+async function slugChecked<T>(write: () => Promise<T>): Promise<T | { ok: false; reason: 'slug_taken' }> {
+  try {
+    return await write()
+  } catch (err) {
+    if (isUniqueViolation(err)) return { ok: false, reason: 'slug_taken' }
+    throw err
+  }
+}
+
+type ProjectCardInput = Partial<Omit<typeof projects.$inferInsert, 'id' | 'workspaceId' | 'createdAt' | 'updatedAt'>>
+/** Card fields by their API names (snake_case), as the tools receive them. */
+export type CardFields = Partial<Static<TObject<typeof ProjectCardFields>>>
+
+export function createProjectsRepository(db: Queryable) {
   return {
-    /** Creates a project and makes `ownerId` its owner, atomically; `now` (the app clock) stamps it. */
-    async create(input: { workspaceId: string; ownerId: string; now?: Date } & ProjectCardInput & { slug: string; name: string }) {
-      const { workspaceId, ownerId, now, ...card } = input
-      return db.transaction(async (tx) => {
-        const stamps = now ? { createdAt: now, updatedAt: now } : {}
-        const [row] = await tx.insert(projects).values({ ...card, ...stamps, id: newId('prj'), workspaceId }).returning()
-        await tx.insert(memberships).values({ userId: ownerId, projectId: row!.id, role: 'owner' })
-        return row!
+    /**
+     * Creates a project and makes `ownerId` its owner, atomically; `now` (the app clock) stamps it.
+     * slug_taken when the workspace has a project with that slug.
+     */
+    async create(input: { workspaceId: string; ownerId: string; now?: Date } & CardFields & { slug: string; name: string }): Promise<CardWrite> {
+      const { workspaceId, ownerId, now, ...fields } = input
+      const card = { ...cardColumns(fields), slug: fields.slug, name: fields.name }
+      return slugChecked(async () => {
+        const row = await db.transaction(async (tx) => {
+          const stamps = now ? { createdAt: now, updatedAt: now } : {}
+          const [row] = await tx.insert(projects).values({ ...card, ...stamps, id: newId('prj'), workspaceId }).returning()
+          await tx.insert(memberships).values({ userId: ownerId, projectId: row!.id, role: 'owner' })
+          return row!
+        })
+        return { ok: true, project: toProjectCard(row) }
       })
     },
 
@@ -42,7 +91,7 @@ export function createProjectsRepository(db: Db) {
      * with there; undefined when it does not exist, is in another workspace, the user is no
      * member, or the key is narrowed to another project (all answer 404 alike).
      */
-    async access(principal: Principal, ref: string): Promise<ProjectAccess | undefined> {
+    async access(principal: AccessPrincipal, ref: string): Promise<ProjectAccessRow | undefined> {
       const [row] = await db
         .select({
           id: projects.id,
@@ -64,36 +113,43 @@ export function createProjectsRepository(db: Db) {
         )
         .limit(1)
       if (!row) return undefined
-      return { ...row, role: effectiveRole(row.role, principal) }
+      return { ...row, role: cappedRole(row.role, principal) }
     },
 
-    async listForUser(principal: Principal) {
-      return db
+    /** The projects the principal reaches, as cards with the role it acts with there. */
+    async listForUser(principal: AccessPrincipal): Promise<{ project: ProjectCard; role: Role }[]> {
+      const rows = await db
         .select({ project: projects, role: memberships.role })
         .from(projects)
         .innerJoin(memberships, and(eq(memberships.projectId, projects.id), eq(memberships.userId, principal.userId)))
         .where(and(eq(projects.workspaceId, principal.workspaceId), principal.projectId ? eq(projects.id, principal.projectId) : undefined))
         .orderBy(asc(projects.createdAt), asc(projects.id))
+      return rows.map((r) => ({ project: toProjectCard(r.project), role: cappedRole(r.role, principal) }))
     },
 
-    async find(projectId: string): Promise<ProjectRow | undefined> {
+    /** The project card. */
+    async find(projectId: string): Promise<ProjectCard | undefined> {
       const [row] = await db.select().from(projects).where(eq(projects.id, projectId))
-      return row
+      return row && toProjectCard(row)
     },
 
     /**
      * Changes only the sent card fields in one UPDATE. A new time zone re-derives every
      * event's local day and the rollups in the same transaction; ingestion takes a share
-     * lock on the project row, so no batch lands half in the old zone.
+     * lock on the project row, so no batch lands half in the old zone. Undefined when the
+     * project is gone; slug_taken when another project of the workspace has the new slug.
      */
-    async update(projectId: string, card: ProjectCardInput, now: Date): Promise<ProjectRow | undefined> {
-      return db.transaction(async (tx) => {
-        const [before] = await tx.select({ timezone: projects.timezone }).from(projects).where(eq(projects.id, projectId)).for('update')
-        if (!before) return undefined
-        const [row] = await tx.update(projects).set({ ...card, updatedAt: now }).where(eq(projects.id, projectId)).returning()
-        if (card.timezone !== undefined && card.timezone !== before.timezone) await rebuildRollups(tx as unknown as Db, projectId, card.timezone)
-        return row
-      })
+    async update(projectId: string, fields: CardFields, now: Date): Promise<CardWrite | undefined> {
+      const card = cardColumns(fields)
+      return slugChecked(() =>
+        db.transaction(async (tx): Promise<CardWrite | undefined> => {
+          const [before] = await tx.select({ timezone: projects.timezone }).from(projects).where(eq(projects.id, projectId)).for('update')
+          if (!before) return undefined
+          const [row] = await tx.update(projects).set({ ...card, updatedAt: now }).where(eq(projects.id, projectId)).returning()
+          if (card.timezone !== undefined && card.timezone !== before.timezone) await rebuildRollups(tx, projectId, card.timezone)
+          return { ok: true, project: toProjectCard(row!) }
+        })
+      )
     },
 
     /** The longest-standing owner of a project (operator commands act as them). */
@@ -108,15 +164,11 @@ export function createProjectsRepository(db: Db) {
       return row
     },
 
-    async timezone(projectId: string): Promise<string | undefined> {
-      const [row] = await db.select({ tz: projects.timezone }).from(projects).where(eq(projects.id, projectId))
-      return row?.tz
-    },
   }
 }
 
 /** Recomputes event days and all rollups of one project from its raw events. */
-async function rebuildRollups(tx: Db, projectId: string, timeZone: string) {
+async function rebuildRollups(tx: Queryable, projectId: string, timeZone: string) {
   await tx.delete(dailyEventUsers).where(eq(dailyEventUsers.projectId, projectId))
   await tx.delete(dailyEventCounts).where(eq(dailyEventCounts.projectId, projectId))
   await tx.delete(userActivity).where(eq(userActivity.projectId, projectId))
@@ -136,7 +188,7 @@ async function rebuildRollups(tx: Db, projectId: string, timeZone: string) {
     where project_seq = ${seq} and event = 'daily_use' group by project_id, distinct_id`)
 }
 
-export function toProjectCard(row: ProjectRow): ProjectCard {
+function toProjectCard(row: ProjectRow): ProjectCard {
   return {
     id: row.id,
     slug: row.slug,
@@ -155,7 +207,7 @@ export function toProjectCard(row: ProjectRow): ProjectCard {
 }
 
 /** API field names (snake_case) → columns, keeping only the fields that were sent. */
-export function cardColumns(card: Partial<Record<keyof typeof ProjectCardFields, unknown>>): ProjectCardInput {
+function cardColumns(card: CardFields): ProjectCardInput {
   const { value_proposition, ...rest } = card
-  return { ...(rest as ProjectCardInput), ...(value_proposition !== undefined ? { valueProposition: value_proposition as string } : {}) }
+  return { ...rest, ...(value_proposition !== undefined ? { valueProposition: value_proposition } : {}) }
 }

@@ -1,10 +1,10 @@
 // Console sessions (the @fastify/session store) and the secrets the service keeps for itself.
-import { eq, lt } from '../orm.ts'
-import type { Db } from '../client.ts'
+import { eq, lte } from '../orm.ts'
+import type { Queryable } from '../client.ts'
 import { appSecrets, sessions } from '../schema.ts'
-import { randomBase62 } from '../../core/ids.ts'
+import { randomBase62 } from '../ids.ts'
 
-export function createSessionsRepository(db: Db) {
+export function createSessionsRepository(db: Queryable) {
   return {
     async get(sid: string, now: Date): Promise<Record<string, unknown> | undefined> {
       const [row] = await db.select().from(sessions).where(eq(sessions.sid, sid))
@@ -20,8 +20,10 @@ export function createSessionsRepository(db: Db) {
       await db.delete(sessions).where(eq(sessions.sid, sid))
     },
 
-    async purgeExpired(now: Date): Promise<void> {
-      await db.delete(sessions).where(lt(sessions.expiresAt, now))
+    /** Deletes the sessions expired at `now`; resolves to how many. */
+    async purgeExpired(now: Date): Promise<number> {
+      const rows = await db.delete(sessions).where(lte(sessions.expiresAt, now)).returning({ sid: sessions.sid })
+      return rows.length
     },
 
     /** A secret made once and kept (so sessions survive restarts without configuration). */

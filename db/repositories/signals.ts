@@ -1,8 +1,7 @@
 // Ranked full-text search over what a team wrote down: opportunities and memories.
 import { sql } from '../orm.ts'
-import { rowsOf, type Db } from '../client.ts'
-
-export type SignalKind = 'opportunity' | 'memory'
+import { rowsOf, type Queryable } from '../client.ts'
+import type { SignalKind } from '../../schemas/signals.ts'
 
 export interface SignalHit {
   kind: SignalKind
@@ -20,7 +19,7 @@ const opportunityDocument = sql.raw(
 // ShortWord=1 keeps short words ("Our", "Co") at the edges of a snippet.
 const headline = '\'MaxWords=30, MinWords=12, ShortWord=1, MaxFragments=2, StartSel=**, StopSel=**\''
 
-export function createSignalsRepository(db: Db) {
+export function createSignalsRepository(db: Queryable) {
   return {
     async search(projectId: string, query: string, kinds: SignalKind[], limit: number): Promise<SignalHit[]> {
       const parts = []

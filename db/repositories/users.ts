@@ -1,12 +1,12 @@
-import { and, eq, sql } from '../orm.ts'
-import type { Db } from '../client.ts'
+import { and, eq } from '../orm.ts'
+import type { Queryable } from '../client.ts'
 import { memberships, users } from '../schema.ts'
-import { newId } from '../../core/ids.ts'
+import { newId } from '../ids.ts'
 import type { Role } from '../../schemas/atoms.ts'
 
-export function createUsersRepository(db: Db) {
+export function createUsersRepository(db: Queryable) {
   return {
-    async create(input: { workspaceId: string; email: string; passwordHash: string; workspaceRole?: 'owner' | 'member' }, tx: Db = db) {
+    async create(input: { workspaceId: string; email: string; passwordHash: string; workspaceRole?: 'owner' | 'member' }, tx: Queryable = db) {
       const [row] = await tx
         .insert(users)
         .values({
@@ -31,7 +31,7 @@ export function createUsersRepository(db: Db) {
     },
 
     /** Adds the user to a project, or changes the role of an existing membership. */
-    async setMembership(input: { userId: string; projectId: string; role: Role; distinctId?: string | null }, tx: Db = db) {
+    async setMembership(input: { userId: string; projectId: string; role: Role; distinctId?: string | null }, tx: Queryable = db) {
       await tx
         .insert(memberships)
         .values({ userId: input.userId, projectId: input.projectId, role: input.role, distinctId: input.distinctId ?? null })
@@ -47,11 +47,6 @@ export function createUsersRepository(db: Db) {
         .from(memberships)
         .where(and(eq(memberships.userId, userId), eq(memberships.projectId, projectId)))
       return row?.role
-    },
-
-    async countInWorkspace(workspaceId: string): Promise<number> {
-      const [row] = await db.select({ n: sql<number>`count(*)::int` }).from(users).where(eq(users.workspaceId, workspaceId))
-      return row!.n
     },
   }
 }

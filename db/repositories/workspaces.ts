@@ -1,11 +1,11 @@
 import { eq, sql } from '../orm.ts'
-import type { Db } from '../client.ts'
+import type { Queryable } from '../client.ts'
 import { workspaces } from '../schema.ts'
-import { newId } from '../../core/ids.ts'
+import { newId } from '../ids.ts'
 
-export function createWorkspacesRepository(db: Db) {
+export function createWorkspacesRepository(db: Queryable) {
   return {
-    async create(name: string, tx: Db = db) {
+    async create(name: string, tx: Queryable = db) {
       const [row] = await tx.insert(workspaces).values({ id: newId('wsp'), name }).returning()
       return row!
     },
@@ -13,11 +13,6 @@ export function createWorkspacesRepository(db: Db) {
     async count(): Promise<number> {
       const [row] = await db.select({ n: sql<number>`count(*)::int` }).from(workspaces)
       return row!.n
-    },
-
-    async find(id: string) {
-      const [row] = await db.select().from(workspaces).where(eq(workspaces.id, id))
-      return row
     },
 
     async disabledTools(id: string): Promise<string[]> {

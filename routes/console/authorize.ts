@@ -2,11 +2,12 @@
 // the console, asks for consent naming the client and what it may do, then redirects back
 // with a single-use code (PKCE S256 only; `resource` must be this server's /mcp).
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
-import { requireUser } from './index.ts'
+import { requireUser } from './session.ts'
 import { sessionPrincipal } from '../../core/access.ts'
 import { SCOPES } from '../oauth-metadata.ts'
 import type { OAuthClient } from '../../db/repositories/oauth.ts'
 import { clientResolver } from '../oauth-client-metadata.ts'
+import { PKCE_VALUE } from '../oauth.ts'
 
 type Params = Record<string, string | undefined>
 
@@ -39,7 +40,7 @@ const authorizeRoutes: FastifyPluginAsync<{ publicUrl: string; clientMetadataPri
       return { redirect: url.toString() }
     }
     if (q.response_type !== 'code') return back('unsupported_response_type', 'response_type must be code.')
-    if (!q.code_challenge || !/^[A-Za-z0-9\-._~]{43,128}$/.test(q.code_challenge)) return back('invalid_request', 'A PKCE code_challenge is required.')
+    if (!q.code_challenge || !PKCE_VALUE.test(q.code_challenge)) return back('invalid_request', 'A PKCE code_challenge is required.')
     if (q.code_challenge_method !== 'S256') return back('invalid_request', 'code_challenge_method must be S256.')
     if (q.resource !== undefined && q.resource !== resource) return back('invalid_target', `resource must be ${resource}.`)
     const params: Record<string, string> = {

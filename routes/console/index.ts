@@ -14,27 +14,14 @@ import { Eta } from 'eta'
 import consolePages from './pages.ts'
 import authorizeRoutes from './authorize.ts'
 import consoleAssets from './assets.ts'
-
-type User = NonNullable<Awaited<ReturnType<FastifyInstance['repos']['users']['find']>>>
+import { SESSION_HOURS, scheduleSessionPurge, sessionStore } from './session.ts'
 
 declare module 'fastify' {
-  interface FastifyRequest {
-    consoleUser: User
-  }
   interface FastifyReply {
     /** Renders a console page with the signed-in user, a CSRF token and any flash message. */
     page(template: string, data?: Record<string, unknown>): Promise<FastifyReply>
   }
 }
-
-declare module 'fastify' {
-  interface Session {
-    userId?: string
-    flash?: { kind: 'ok' | 'error'; text: string }
-  }
-}
-
-const SESSION_HOURS = 12
 
 export interface ConsoleOptions {
   publicUrl: string
@@ -53,20 +40,9 @@ export default async function consolePlugin(app: FastifyInstance, options: Conso
     saveUninitialized: false,
     rolling: true,
     cookie: { httpOnly: true, secure, sameSite: 'lax', path: '/', maxAge: SESSION_HOURS * 3600 * 1000 },
-    store: {
-      get: (sid, cb) => {
-        // Sessions live in real time (the cookie library sets expiry by the wall clock), not app.now().
-        app.repos.sessions.get(sid, new Date()).then((data) => cb(null, data as never), (err) => cb(err))
-      },
-      set: (sid, data, cb) => {
-        const expires = data.cookie.expires ? new Date(data.cookie.expires) : new Date(Date.now() + SESSION_HOURS * 3600 * 1000)
-        app.repos.sessions.set(sid, JSON.parse(JSON.stringify(data)) as Record<string, unknown>, expires).then(() => cb(), (err) => cb(err))
-      },
-      destroy: (sid, cb) => {
-        app.repos.sessions.destroy(sid).then(() => cb(), (err) => cb(err))
-      },
-    },
+    store: sessionStore(app),
   })
+  scheduleSessionPurge(app)
   await app.register(csrf, { sessionPlugin: '@fastify/session' })
   await app.register(formbody)
   await app.register(rateLimit, { global: false })
@@ -90,7 +66,7 @@ export default async function consolePlugin(app: FastifyInstance, options: Conso
     production: true,
   })
 
-  app.decorateRequest('consoleUser', null as unknown as User)
+  app.decorateRequest('consoleUser', null as unknown as FastifyRequest['consoleUser'])
   app.decorateReply('page', async function (this: FastifyReply, template: string, data: Record<string, unknown> = {}) {
     const request = this.request
     const flash = request.session.get('flash')
@@ -119,12 +95,4 @@ export default async function consolePlugin(app: FastifyInstance, options: Conso
   await app.register(consoleAssets)
   await app.register(consolePages, { publicUrl: options.publicUrl })
   await app.register(authorizeRoutes, { publicUrl: options.publicUrl, clientMetadataPrivateNetwork: options.clientMetadataPrivateNetwork })
-}
-
-/** preHandler: the signed-in user, or a redirect to the sign-in page that comes back here. */
-export async function requireUser(this: FastifyInstance, request: FastifyRequest, reply: FastifyReply) {
-  const userId = request.session.get('userId')
-  const user = userId ? await this.repos.users.find(userId) : undefined
-  if (!user) return reply.redirect(`/console/login?next=${encodeURIComponent(request.url)}`)
-  request.consoleUser = user
 }

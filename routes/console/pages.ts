@@ -2,7 +2,7 @@
 // workspace settings and connected apps. Every action goes through the same operations as
 // the APIs, acting as the signed-in user.
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
-import { requireUser } from './index.ts'
+import { requireUser } from './session.ts'
 import { lineChart } from './chart.ts'
 import { sessionPrincipal } from '../../core/access.ts'
 import { verifyPassword } from '../../core/passwords.ts'

@@ -5,7 +5,7 @@ import t from 'tap'
 import type { Page } from 'playwright-core'
 import type { FastifyInstance } from 'fastify'
 import { bearer, listenTestApp, seedWorkspace } from '../helpers/app.ts'
-import type { KeyKind } from '../../core/keys.ts'
+import type { KeyKind } from '../../db/keys.ts'
 import { FILE_TIMEOUT, browserSkip, clickAndWait, launchChromium, newPage, submitSignIn } from './helpers.ts'
 
 t.setTimeout(FILE_TIMEOUT)

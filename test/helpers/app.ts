@@ -156,6 +156,13 @@ export async function addMember(app: FastifyInstance, projectId: string, role: R
   return createUser(app, { email: email ?? `${role}-${randomBytes(3).toString('hex')}@example.test`, project: projectId, role })
 }
 
+/** A second project in a workspace, created directly (owned by `ownerId`). */
+export async function addProject(app: FastifyInstance, input: { workspaceId: string; ownerId: string; name: string; slug: string }) {
+  const result = await app.repos.projects.create(input)
+  if (!result.ok) throw new Error(`project slug '${input.slug}' is taken`)
+  return result.project
+}
+
 export const bearer = (key: string) => ({ authorization: `Bearer ${key}` })
 
 /** A free loopback port (briefly bound, then released). */

@@ -1,7 +1,7 @@
 // GET …/event-stream: the caller's own events only, newest first, cursor pagination.
 import t from 'tap'
 import { randomUUID } from 'node:crypto'
-import { bearer, addMember, buildTestApp, fixedClock, seedWorkspace } from '../helpers/app.ts'
+import { addProject, bearer, addMember, buildTestApp, fixedClock, seedWorkspace } from '../helpers/app.ts'
 
 const base = (project: string) => `/api/v1/mcp/projects/${project}`
 const NOW = '2026-11-20T12:00:00.000Z'
@@ -22,7 +22,7 @@ t.test('event stream', async (t) => {
   const project = ws.project.id
   const me = ws.user.email
   const viewer = await addMember(app, project, 'viewer')
-  const sibling = await app.repos.projects.create({ workspaceId: ws.workspace.id, ownerId: ws.user.id, name: 'Sibling', slug: 'sibling' })
+  const sibling = await addProject(app, { workspaceId: ws.workspace.id, ownerId: ws.user.id, name: 'Sibling', slug: 'sibling' })
 
   const ingest = async (events: object[], p = project) => {
     const res = await app.inject({ method: 'POST', url: '/v1/events', headers: bearer(ws.keys.mcp), payload: { project: p, events } })

@@ -2,7 +2,7 @@
 // all-or-nothing batches, the 1000-event bound and timestamp rules.
 import t from 'tap'
 import { randomUUID } from 'node:crypto'
-import { bearer, buildTestApp, fixedClock, seedWorkspace } from '../helpers/app.ts'
+import { addProject, bearer, buildTestApp, fixedClock, seedWorkspace } from '../helpers/app.ts'
 import { dailyEventCounts, projectEventStats } from '../../db/schema.ts'
 
 const base = (project: string) => `/api/v1/mcp/projects/${project}`
@@ -122,7 +122,7 @@ t.test('event ingestion', async (t) => {
   })
 
   t.test('counters written by several connections (shards) are summed by every reader', async (t) => {
-    const other = await app.repos.projects.create({ workspaceId: ws.workspace.id, ownerId: ws.user.id, name: 'Sharded', slug: 'sharded' })
+    const other = await addProject(app, { workspaceId: ws.workspace.id, ownerId: ws.user.id, name: 'Sharded', slug: 'sharded' })
     const send = (events: Ev[]) => post(events, bearer(ws.keys.mcp), { project: other.id })
     t.same((await send([ev('signup', 'a1'), ev('daily_use', 'a1'), ev('daily_use', 'a2')])).json(), { accepted: 3, duplicates: 0 })
     // What another connection's batch leaves: rows of its own shard.

@@ -2,7 +2,7 @@
 // validation, 404s across projects and workspaces, history, and concurrent reviews.
 import t from 'tap'
 import type { FastifyInstance } from 'fastify'
-import { bearer, buildTestApp, fixedClock, seedWorkspace } from '../helpers/app.ts'
+import { addProject, bearer, buildTestApp, fixedClock, seedWorkspace } from '../helpers/app.ts'
 
 const base = (project: string) => `/api/v1/mcp/projects/${project}`
 const STATUSES = ['pending', 'reviewing', 'contacted', 'adopted', 'ignored', 'done'] as const
@@ -217,7 +217,7 @@ t.test('opportunity review', async (t) => {
     t.same(res.json().error.details.map((d: { path: string }) => d.path), ['event_id'])
 
     // Another project of the same workspace.
-    const sibling = await app.repos.projects.create({ workspaceId: ws.workspace.id, ownerId: ws.user.id, name: 'Sibling', slug: 'sibling' })
+    const sibling = await addProject(app, { workspaceId: ws.workspace.id, ownerId: ws.user.id, name: 'Sibling', slug: 'sibling' })
     const sib = client(app, ws.keys.mcp, sibling.id)
     const { event_id: theirs } = await sib.submit()
     res = await c.patch(theirs, { status: 'done' })

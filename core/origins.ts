@@ -1,9 +1,17 @@
-// Which Host and Origin values the MCP endpoint answers (DNS-rebinding protection).
-const LOOPBACK = ['127.0.0.1', 'localhost', '[::1]']
+// Which Host and Origin values the service answers and which browser origins may call it
+// (DNS-rebinding protection for MCP, CORS): a security policy shared by plugins and routes.
+
+/** The names of this machine, as a URL's hostname spells them. */
+export const LOOPBACK_HOSTS: readonly string[] = ['127.0.0.1', 'localhost', '[::1]']
+
+/** Whether a URL's hostname names this machine. */
+export function isLoopbackHost(hostname: string): boolean {
+  return LOOPBACK_HOSTS.includes(hostname)
+}
 
 function withLoopbackAliases(url: URL): URL[] {
-  if (!LOOPBACK.includes(url.hostname)) return [url]
-  return LOOPBACK.map((host) => new URL(`${url.protocol}//${host}${url.port ? `:${url.port}` : ''}`))
+  if (!isLoopbackHost(url.hostname)) return [url]
+  return LOOPBACK_HOSTS.map((host) => new URL(`${url.protocol}//${host}${url.port ? `:${url.port}` : ''}`))
 }
 
 /** PUBLIC_URL's origin (with its loopback aliases when it is local) and the configured extra origins. */

@@ -1,0 +1,4 @@
+ALTER TABLE "opportunities" ADD CONSTRAINT "opportunities_status_check" CHECK ("status" in ('pending', 'reviewing', 'contacted', 'adopted', 'ignored', 'done'));--> statement-breakpoint
+ALTER TABLE "opportunities" ADD CONSTRAINT "opportunities_evaluation_check" CHECK ("evaluation" in ('useful', 'not_useful', ''));--> statement-breakpoint
+ALTER TABLE "opportunity_counts" ADD CONSTRAINT "opportunity_counts_status_check" CHECK ("status" in ('pending', 'reviewing', 'contacted', 'adopted', 'ignored', 'done'));--> statement-breakpoint
+ALTER TABLE "opportunity_counts" ADD CONSTRAINT "opportunity_counts_evaluation_check" CHECK ("evaluation" in ('useful', 'not_useful', ''));

@@ -1,0 +1,64 @@
+// Console sessions: the @fastify/session store in the database, its purge of expired rows,
+// and the signed-in user. A module of its own so that the console's route modules and its
+// plugin (index.ts) import it without importing each other.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { SessionStore } from '@fastify/session'
+
+type User = NonNullable<Awaited<ReturnType<FastifyInstance['repos']['users']['find']>>>
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    consoleUser: User
+  }
+  interface Session {
+    userId?: string
+    flash?: { kind: 'ok' | 'error'; text: string }
+  }
+}
+
+export const SESSION_HOURS = 12
+
+/** How often expired session rows are deleted (they are never read: `get` ignores them). */
+export const PURGE_EVERY_MS = 10 * 60 * 1000
+
+/** The session store, in the database. */
+export function sessionStore(app: FastifyInstance): SessionStore {
+  return {
+    get: (sid, cb) => {
+      // Sessions live in real time (the cookie library sets expiry by the wall clock), not app.now().
+      app.repos.sessions.get(sid, new Date()).then((data) => cb(null, data as never), (err) => cb(err))
+    },
+    set: (sid, data, cb) => {
+      const expires = data.cookie.expires ? new Date(data.cookie.expires) : new Date(Date.now() + SESSION_HOURS * 3600 * 1000)
+      app.repos.sessions.set(sid, JSON.parse(JSON.stringify(data)) as Record<string, unknown>, expires).then(() => cb(), (err) => cb(err))
+    },
+    destroy: (sid, cb) => {
+      app.repos.sessions.destroy(sid).then(() => cb(), (err) => cb(err))
+    },
+  }
+}
+
+/** Deletes the sessions expired before `now` (real time, like the store). */
+export function purgeExpiredSessions(app: FastifyInstance, now: Date = new Date()): Promise<number> {
+  return app.repos.sessions.purgeExpired(now)
+}
+
+/** Purges expired sessions once when the app is ready, then every PURGE_EVERY_MS until it closes. */
+export function scheduleSessionPurge(app: FastifyInstance, everyMs = PURGE_EVERY_MS): void {
+  let timer: NodeJS.Timeout | undefined
+  const purge = () =>
+    purgeExpiredSessions(app).catch((err: unknown) => app.log.warn({ err }, 'purging expired console sessions failed'))
+  app.addHook('onReady', async () => {
+    await purge()
+    timer = setInterval(purge, everyMs).unref()
+  })
+  app.addHook('onClose', async () => clearInterval(timer))
+}
+
+/** preHandler: the signed-in user, or a redirect to the sign-in page that comes back here. */
+export async function requireUser(this: FastifyInstance, request: FastifyRequest, reply: FastifyReply) {
+  const userId = request.session.get('userId')
+  const user = userId ? await this.repos.users.find(userId) : undefined
+  if (!user) return reply.redirect(`/console/login?next=${encodeURIComponent(request.url)}`)
+  request.consoleUser = user
+}
