@@ -3,7 +3,8 @@
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { Config } from './config.ts'
-import { coercingAjv, strictAjv } from './core/validation.ts'
+import { coercingAjv, MAX_JSON_DEPTH, nestsDeeperThan, strictAjv } from './core/validation.ts'
+import { appError } from './core/errors.ts'
 import databasePlugin from './plugins/database.ts'
 import repositoriesPlugin from './plugins/repositories.ts'
 import registryPlugin from './plugins/registry.ts'
@@ -35,9 +36,26 @@ export interface BuildOptions {
 
 export const BODY_LIMIT = 1024 * 1024
 
+/** Query-string values that are, or look like, credentials: never in a log line. */
+const SECRET_PARAM = /key|token|secret|password|code|session/i
+export function redactUrl(url: string): string {
+  const q = url.indexOf('?')
+  if (q === -1) return url
+  const params = new URLSearchParams(url.slice(q + 1))
+  for (const [name, value] of params) {
+    if (SECRET_PARAM.test(name) || /gd[a-z]_[0-9A-Za-z]{8,}/.test(value)) params.set(name, '[redacted]')
+  }
+  return `${url.slice(0, q)}?${params.toString()}`
+}
+
 export function loggerOptions(level: string): FastifyServerOptions['logger'] {
   return {
     level,
+    serializers: {
+      req(req: { method: string; url: string; hostname?: string; ip?: string; socket?: { remotePort?: number } }) {
+        return { method: req.method, url: redactUrl(req.url), host: req.hostname, remoteAddress: req.ip, remotePort: req.socket?.remotePort }
+      },
+    },
     // Credentials never reach a log line, wherever they appear.
     redact: {
       paths: [
@@ -66,6 +84,26 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     logger: options.logger ?? loggerOptions(config.logLevel),
     bodyLimit: BODY_LIMIT,
     return503OnClosing: true,
+    // A request must arrive whole within REQUEST_TIMEOUT_MS (a half-sent body is closed then),
+    // an idle connection is closed after KEEP_ALIVE_TIMEOUT_MS.
+    requestTimeout: config.requestTimeoutMs,
+    keepAliveTimeout: config.keepAliveTimeoutMs,
+    connectionTimeout: config.requestTimeoutMs * 2,
+    // Node checks request timeouts on this interval (30 s by default): a second is cheap and
+    // closes a stalled request within a second of its deadline.
+    http: { connectionsCheckingInterval: 1000, headersTimeout: Math.min(10_000, config.requestTimeoutMs) },
+    // Node's own answers to requests it cannot parse (431 headers too large, 400) in the API's shape.
+    clientErrorHandler: (err: Error & { code?: string }, socket) => {
+      const [status, reason, code, message] = err.code === 'HPE_HEADER_OVERFLOW'
+        ? [431, 'Request Header Fields Too Large', 'request_header_fields_too_large', 'The request headers are larger than the server accepts (16 KiB).']
+        : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+          ? [408, 'Request Timeout', 'request_timeout', 'The request did not arrive in time.']
+          : [400, 'Bad Request', 'invalid_request', 'The request could not be parsed as HTTP.']
+      const body = JSON.stringify({ error: { code, message } })
+      if (socket.writable) {
+        socket.end(`HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`)
+      } else socket.destroy()
+    },
     // Opening and migrating the embedded database can take many seconds on a loaded 2-core
     // machine; Fastify's 10 s default failed starts there. A database that does not answer is
     // reported by its driver's own connect timeout.
@@ -89,11 +127,14 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
     const text = (body as string).trim()
     if (text === '') return done(null, undefined)
+    let value: unknown
     try {
-      done(null, secureJson.parse(text, { protoAction: 'error', constructorAction: 'error' }))
+      value = secureJson.parse(text, { protoAction: 'error', constructorAction: 'error' })
     } catch {
-      done(Object.assign(new Error('invalid JSON'), { code: 'FST_ERR_CTP_INVALID_JSON_BODY', statusCode: 400 }), undefined)
+      return done(Object.assign(new Error('invalid JSON'), { code: 'FST_ERR_CTP_INVALID_JSON_BODY', statusCode: 400 }), undefined)
     }
+    if (nestsDeeperThan(value)) return done(appError('InvalidArguments', `The JSON body nests deeper than ${MAX_JSON_DEPTH} levels.`), undefined)
+    done(null, value)
   })
 
   try {

@@ -15,6 +15,8 @@ export const EnvSchema = Type.Object({
   ALLOWED_ORIGINS: Type.String({ default: '', pattern: '^(https?://[^/,\\s]+)?(,\\s*https?://[^/,\\s]+)*$' }),
   TRUST_PROXY: Type.String({ default: 'false', pattern: '^(true|false|\\d{1,2}|[0-9a-fA-F.:/]+(,\\s*[0-9a-fA-F.:/]+)*)$' }),
   OAUTH_CLIENT_METADATA_PRIVATE_NETWORK: Type.Union([Type.Literal('true'), Type.Literal('false')], { default: 'false' }),
+  REQUEST_TIMEOUT_MS: Type.Integer({ default: 30_000, minimum: 1000, maximum: 600_000 }),
+  KEEP_ALIVE_TIMEOUT_MS: Type.Integer({ default: 72_000, minimum: 1000, maximum: 600_000 }),
   LOG_LEVEL: Type.Union(
     ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)),
     { default: 'info' }
@@ -33,6 +35,8 @@ const hints: Record<keyof Env, string> = {
   ALLOWED_ORIGINS: 'a comma-separated list of origins such as https://app.example.com,http://localhost:6274',
   TRUST_PROXY: 'true, false, a number of proxy hops, or comma-separated proxy addresses/CIDRs',
   OAUTH_CLIENT_METADATA_PRIVATE_NETWORK: 'true or false',
+  REQUEST_TIMEOUT_MS: 'milliseconds from 1000 to 600000 in which a whole request must arrive',
+  KEEP_ALIVE_TIMEOUT_MS: 'milliseconds from 1000 to 600000 an idle keep-alive connection stays open',
   LOG_LEVEL: 'one of fatal, error, warn, info, debug, trace, silent',
 }
 
@@ -50,6 +54,10 @@ export interface Config {
   /** Fastify's trustProxy: behind a TLS-terminating proxy, X-Forwarded-* tell the client's protocol and address. */
   trustProxy?: boolean | number | string[]
   logLevel: Env['LOG_LEVEL']
+  /** A request (headers and body) must arrive whole within this; a half-sent one is closed. */
+  requestTimeoutMs: number
+  /** An idle keep-alive connection is closed after this. */
+  keepAliveTimeoutMs: number
   /**
    * OAUTH_CLIENT_METADATA_PRIVATE_NETWORK: let the OAuth server fetch Client ID Metadata
    * Documents from private, loopback and link-local addresses, and over http://. Off by default
@@ -103,5 +111,5 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const trustProxy =
     e.TRUST_PROXY === 'true' ? true : e.TRUST_PROXY === 'false' ? false : /^\d+$/.test(e.TRUST_PROXY) ? Number(e.TRUST_PROXY) : e.TRUST_PROXY.split(',').map((a) => a.trim())
   const oauthClientMetadataPrivateNetwork = e.OAUTH_CLIENT_METADATA_PRIVATE_NETWORK === 'true'
-  return { host: e.HOST, port: e.PORT, publicUrl, database, allowedOrigins, trustProxy, logLevel: e.LOG_LEVEL, oauthClientMetadataPrivateNetwork }
+  return { host: e.HOST, port: e.PORT, publicUrl, database, allowedOrigins, trustProxy, logLevel: e.LOG_LEVEL, oauthClientMetadataPrivateNetwork, requestTimeoutMs: e.REQUEST_TIMEOUT_MS, keepAliveTimeoutMs: e.KEEP_ALIVE_TIMEOUT_MS }
 }

@@ -18,6 +18,7 @@ import postgres from 'postgres'
 import type { FastifyInstance } from 'fastify'
 import autocannon from 'autocannon'
 import { buildApp } from '../app.ts'
+import { loadConfig } from '../config.ts'
 import { bootstrap } from '../core/admin.ts'
 
 const USAGE = `Usage: npm run bench:http -- [options]
@@ -185,12 +186,8 @@ async function main() {
     const origin = `http://127.0.0.1:${port}`
     app = await buildApp({
       config: {
-        host: '127.0.0.1',
-        port,
-        publicUrl: origin,
+        ...loadConfig({ HOST: '127.0.0.1', PORT: String(port), PUBLIC_URL: origin, LOG_LEVEL: 'silent' }),
         database: { kind: 'postgres', url: benchUrl.toString() },
-        allowedOrigins: [],
-        logLevel: 'silent',
       },
       logger: false,
     })

@@ -6,7 +6,7 @@ import type { FastifyBaseLogger } from 'fastify'
 import type { Principal, ProjectAccess } from './access.ts'
 import { roleAtLeast } from './access.ts'
 import fastJson from 'fast-json-stringify'
-import { appError, detailsFromValidation, invalidArguments } from './errors.ts'
+import { appError, detailsFromValidation, invalidArguments, type ErrorDetail } from './errors.ts'
 import { strictAjv } from './validation.ts'
 import { ProjectRef, type Role } from '../schemas/atoms.ts'
 import type { Repositories } from '../db/repositories/index.ts'
@@ -87,12 +87,22 @@ export interface Call {
   log: FastifyBaseLogger
 }
 
-/** PostgreSQL text cannot hold U+0000: find it anywhere in the arguments (keys too) first. */
-function findNul(value: unknown, path: string): string | null {
-  if (typeof value === 'string') return value.includes('\u0000') ? path : null
+/** What makes a string unstorable: PostgreSQL text holds no U+0000 and only well-formed Unicode. */
+function textProblem(text: string): string | null {
+  if (text.includes('\u0000')) return 'must not contain the NUL character (\\u0000)'
+  if (!text.isWellFormed()) return 'must be valid Unicode text: it contains a lone surrogate (\\ud800–\\udfff without its pair)'
+  return null
+}
+
+/** The first string anywhere in the arguments (keys too) that text cannot hold, with the reason. */
+function findBadText(value: unknown, path: string): ErrorDetail | null {
+  if (typeof value === 'string') {
+    const problem = textProblem(value)
+    return problem ? { path, message: problem } : null
+  }
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {
-      const found = findNul(value[i], `${path}[${i}]`)
+      const found = findBadText(value[i], `${path}[${i}]`)
       if (found !== null) return found
     }
     return null
@@ -100,8 +110,9 @@ function findNul(value: unknown, path: string): string | null {
   if (value && typeof value === 'object') {
     for (const [key, v] of Object.entries(value)) {
       const here = path ? `${path}.${key}` : key
-      if (key.includes('\u0000')) return here
-      const found = findNul(v, here)
+      const problem = textProblem(key)
+      if (problem) return { path: here, message: `(the name) ${problem}` }
+      const found = findBadText(v, here)
       if (found !== null) return found
     }
   }
@@ -209,8 +220,8 @@ export class Registry {
     if (typeof args !== 'object' || Array.isArray(args)) {
       throw invalidArguments([{ path: '', message: 'must be a JSON object of arguments' }])
     }
-    const nul = findNul(args, '')
-    if (nul !== null) throw invalidArguments([{ path: nul, message: 'must not contain the NUL character (\\u0000)' }])
+    const bad = findBadText(args, '')
+    if (bad !== null) throw invalidArguments([bad])
     if (!entry.validate(args)) throw invalidArguments(detailsFromValidation(entry.validate.errors ?? []))
     const ctx: Context = { principal: call.principal, repos: this.deps.repos, log: call.log, now: this.deps.now, registry: this }
     const result = op.scope === 'workspace'
@@ -225,6 +236,9 @@ export class Registry {
   private async project(op: Operation, args: Record<string, unknown>, call: Call): Promise<ProjectAccess> {
     const ref = (args.project as string | undefined) ?? call.projectRef
     delete args.project
+    // A reference from a path or a header that no project can have (over 100 characters, a NUL,
+    // broken Unicode) names no project.
+    if (ref && (ref.length > 100 || textProblem(ref))) throw appError('NotFound', 'No project has that id or slug.')
     if (!ref) {
       throw invalidArguments(
         [{ path: 'project', message: 'is required: send `project` (id or slug) or the X-Service-Project header' }],

@@ -78,8 +78,15 @@ async function authPlugin(app: FastifyInstance, options: { publicUrl: string }) 
 
   app.decorate('authenticate', (surface: Surface) => {
     return async function authenticate(request, reply) {
+      // What a credential sees is nobody else's: no shared cache may keep it.
+      reply.header('cache-control', 'no-store')
       request.principal = await principalFor(request, reply, surface)
     }
+  })
+
+  // Every response says what it is; a browser never guesses another type from the body.
+  app.addHook('onRequest', async (_request, reply) => {
+    reply.header('x-content-type-options', 'nosniff')
   })
 }
 

@@ -19,6 +19,9 @@ const fastifyErrors: Record<string, (err: FastifyError) => Error> = {
  * percent-encoding) never reach the error handler and would otherwise get Fastify's own body.
  */
 export function frameworkErrors(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+  if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') {
+    return reply.code(400).send(errorBody(appError('InvalidArguments', 'A path segment is longer than the 100 characters an id or slug can have.')))
+  }
   if (error.code === 'FST_ERR_BAD_URL') {
     return reply.code(400).send(errorBody(appError('InvalidArguments', 'The request URL is not valid: it has a malformed percent-encoding.')))
   }

@@ -22,6 +22,7 @@ import {
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/server/validators/ajv'
 import type { Principal } from '../core/access.ts'
 import { appError, errorBody, errorResponse } from '../core/errors.ts'
+import { MAX_JSON_DEPTH, nestsDeeperThan } from '../core/validation.ts'
 import { growthSkillMarkdown, skillMarkdown } from '../docs/agent-docs.ts'
 import { mcpAllowedHosts, mcpAllowedOrigins } from '../core/origins.ts'
 
@@ -218,6 +219,11 @@ const mcpRoutes: FastifyPluginAsync<{ publicUrl: string; allowedOrigins: string[
     } catch {
       parsed = undefined
     }
+    // JSON-RPC 2.0: an empty batch is one Invalid Request error; so is JSON nested beyond reason.
+    const invalid = parsed && (Array.isArray(parsed.message) && parsed.message.length === 0
+      ? 'An empty JSON-RPC batch is not a request.'
+      : nestsDeeperThan(parsed.message) ? `The JSON-RPC message nests deeper than ${MAX_JSON_DEPTH} levels.` : undefined)
+    if (invalid) return reply.code(400).send({ jsonrpc: '2.0', id: null, error: { code: -32600, message: invalid } })
     const headers = new Headers()
     headers.set('accept', ACCEPT)
     for (const [key, value] of Object.entries(request.headers)) {

@@ -23,7 +23,7 @@ export const roles = ['viewer', 'reviewer', 'owner'] as const
 export const Role = StringEnum(roles)
 export type Role = Static<typeof Role>
 
-export const Page = Type.Integer({ minimum: 1, default: 1, description: 'Page number, from 1.' })
+export const Page = Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1, description: 'Page number, from 1 (at most 1,000,000).' })
 export const PageSize = Type.Integer({ minimum: 1, maximum: 100, default: 20, description: 'Items per page, 1–100.' })
 
 export const PageOf = <T extends TSchema>(item: T) =>
