@@ -33,7 +33,7 @@ export default async function consolePlugin(app: FastifyInstance, options: Conso
   const secure = options.publicUrl.startsWith('https://')
   const secret = await app.repos.sessions.secret('cookie_secret')
 
-  await app.register(cookie)
+  await app.register(cookie, { secret })
   await app.register(session, {
     secret,
     cookieName: secure ? '__Host-gd_session' : 'gd_session',
@@ -43,7 +43,13 @@ export default async function consolePlugin(app: FastifyInstance, options: Conso
     store: sessionStore(app),
   })
   scheduleSessionPurge(app)
-  await app.register(csrf, { sessionPlugin: '@fastify/session' })
+  // The CSRF secret lives in a signed cookie of its own, not in the session: an anonymous visitor
+  // (the sign-in form) gets a token without the server storing anything for them.
+  await app.register(csrf, {
+    sessionPlugin: '@fastify/cookie',
+    cookieKey: secure ? '__Host-gd_csrf' : 'gd_csrf',
+    cookieOpts: { signed: true, httpOnly: true, secure, sameSite: 'lax', path: '/' },
+  })
   await app.register(formbody)
   await app.register(rateLimit, { global: false })
   await app.register(helmet, {

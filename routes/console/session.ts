@@ -1,6 +1,7 @@
 // Console sessions: the @fastify/session store in the database, its purge of expired rows,
 // and the signed-in user. A module of its own so that the console's route modules and its
 // plugin (index.ts) import it without importing each other.
+import { createHash } from 'node:crypto'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { SessionStore } from '@fastify/session'
 
@@ -21,19 +22,22 @@ export const SESSION_HOURS = 12
 /** How often expired session rows are deleted (they are never read: `get` ignores them). */
 export const PURGE_EVERY_MS = 10 * 60 * 1000
 
+/** A session is stored under the SHA-256 of its id: a database dump holds no cookie that works. */
+const stored = (sid: string) => createHash('sha256').update(sid).digest('hex')
+
 /** The session store, in the database. */
 export function sessionStore(app: FastifyInstance): SessionStore {
   return {
     get: (sid, cb) => {
       // Sessions live in real time (the cookie library sets expiry by the wall clock), not app.now().
-      app.repos.sessions.get(sid, new Date()).then((data) => cb(null, data as never), (err) => cb(err))
+      app.repos.sessions.get(stored(sid), new Date()).then((data) => cb(null, data as never), (err) => cb(err))
     },
     set: (sid, data, cb) => {
       const expires = data.cookie.expires ? new Date(data.cookie.expires) : new Date(Date.now() + SESSION_HOURS * 3600 * 1000)
-      app.repos.sessions.set(sid, JSON.parse(JSON.stringify(data)) as Record<string, unknown>, expires).then(() => cb(), (err) => cb(err))
+      app.repos.sessions.set(stored(sid), JSON.parse(JSON.stringify(data)) as Record<string, unknown>, expires).then(() => cb(), (err) => cb(err))
     },
     destroy: (sid, cb) => {
-      app.repos.sessions.destroy(sid).then(() => cb(), (err) => cb(err))
+      app.repos.sessions.destroy(stored(sid)).then(() => cb(), (err) => cb(err))
     },
   }
 }

@@ -4,6 +4,9 @@
 import t from 'tap'
 import { addMember, bearer, buildTestApp, seedWorkspace } from '../helpers/app.ts'
 import { Agent, csrfOf } from './helpers.ts'
+import { createHash, createHmac } from 'node:crypto'
+import { rowsOf } from '../../db/client.ts'
+import { sql } from '../../db/orm.ts'
 
 const CSRF_MESSAGE = /The form expired or did not come from this site/
 
@@ -43,33 +46,47 @@ t.test('console security', async (t) => {
     t.equal(pages.at(-1)!.statusCode, 403)
   })
 
-  t.test('the session cookie is HttpOnly, SameSite=Lax, and renewed at sign-in', async (t) => {
+  t.test('no session before sign-in; then an HttpOnly, SameSite=Lax cookie whose id is stored only hashed', async (t) => {
+    const sessionRows = async () => rowsOf<{ sid: string }>(await app.db.execute(sql`select sid from sessions`)).map((r) => r.sid)
+    const rowsBefore = await sessionRows()
     const agent = new Agent(app, '10.0.2.1')
     const login = await agent.get('/console/login')
-    const header = [login.headers['set-cookie']].flat().find((c) => c?.startsWith('gd_session='))
-    t.ok(header, 'the sign-in page starts a session (for its CSRF token)')
+    const cookies = [login.headers['set-cookie']].flat()
+    t.notOk(cookies.find((c) => c?.startsWith('gd_session=')), 'the sign-in page starts no session')
+    const csrfCookie = cookies.find((c) => c?.startsWith('gd_csrf='))
+    t.ok(csrfCookie, 'its CSRF secret is a cookie of its own')
+    t.match(csrfCookie, /;\s*HttpOnly/i, 'HttpOnly')
+    t.match(csrfCookie, /;\s*SameSite=Lax/i, 'SameSite=Lax')
+    for (let i = 0; i < 20; i++) await new Agent(app, '10.0.2.9').get('/console/login')
+    t.same(await sessionRows(), rowsBefore, 'anonymous visits store nothing')
+
+    const signedIn = await agent.post('/console/login', { _csrf: csrfOf(login.body), email: ws.user.email, password: ws.user.password })
+    t.equal(signedIn.statusCode, 302)
+    const header = [signedIn.headers['set-cookie']].flat().find((c) => c?.startsWith('gd_session='))
     t.match(header, /;\s*HttpOnly/i, 'HttpOnly')
     t.match(header, /;\s*SameSite=Lax/i, 'SameSite=Lax')
     t.match(header, /;\s*Path=\//i)
     t.notMatch(header, /;\s*Secure/i, 'not Secure on a plain-http deployment')
-    const before = agent.cookies.get('gd_session')
-    const signedIn = await agent.post('/console/login', { _csrf: csrfOf(login.body), email: ws.user.email, password: ws.user.password })
-    t.equal(signedIn.statusCode, 302)
-    const after = [signedIn.headers['set-cookie']].flat().find((c) => c?.startsWith('gd_session='))
-    t.match(after, /HttpOnly/i)
-    t.match(after, /SameSite=Lax/i)
-    t.not(agent.cookies.get('gd_session'), before, 'a new session id at sign-in (no fixation)')
-    const stale = new Agent(app, '10.0.2.1')
-    stale.cookies.set('gd_session', before!)
-    t.equal((await stale.get('/console')).statusCode, 302, 'the pre-sign-in session id does not open the console')
+    t.equal((await agent.get('/console')).statusCode, 200, 'signed in')
+
+    const sid = decodeURIComponent(agent.cookies.get('gd_session')!).replace(/\.[^.]*$/, '')
+    const added = (await sessionRows()).filter((r) => !rowsBefore.includes(r))
+    t.same(added, [createHash('sha256').update(sid).digest('hex')], 'one row, under the SHA-256 of the id')
+
+    // Someone with a dump has the stored id and the cookie secret: a cookie forged from them opens nothing.
+    const [{ value: secret }] = rowsOf<{ value: string }>(await app.db.execute(sql`select value from app_secrets where name = 'cookie_secret'`)) as [{ value: string }]
+    const forged = new Agent(app, '10.0.2.2')
+    const storedId = added[0]!
+    forged.cookies.set('gd_session', `${storedId}.${createHmac('sha256', secret).update(storedId).digest('base64').replace(/=+$/, '')}`)
+    t.equal((await forged.get('/console')).statusCode, 302, 'a cookie forged from the database does not sign in')
   })
 
-  t.test('an https deployment behind a TLS proxy (TRUST_PROXY) sets a __Host- Secure cookie', async (t) => {
+  t.test('an https deployment behind a TLS proxy (TRUST_PROXY) sets __Host- Secure cookies', async (t) => {
     const secure = await buildTestApp(t, { config: { publicUrl: 'https://growthdesk.example', trustProxy: true } })
     const res = await secure.inject({ method: 'GET', url: '/console/login', headers: { 'x-forwarded-proto': 'https', host: 'growthdesk.example' } })
     t.match(res.headers['strict-transport-security'], /max-age=/, 'HSTS on an https deployment')
-    const header = [res.headers['set-cookie']].flat().find((c) => c?.startsWith('__Host-gd_session='))
-    t.ok(header, 'a __Host- session cookie')
+    const header = [res.headers['set-cookie']].flat().find((c) => c?.startsWith('__Host-gd_csrf='))
+    t.ok(header, 'a __Host- CSRF cookie')
     t.match(header ?? '', /;\s*Secure/i, 'marked Secure')
   })
 
