@@ -15,7 +15,16 @@ t.test('defaults: 127.0.0.1:3000, embedded database in ./.data, public URL from 
     trustProxy: false,
     logLevel: 'info',
     oauthClientMetadataPrivateNetwork: false,
+    requestTimeoutMs: 30_000,
+    keepAliveTimeoutMs: 72_000,
   })
+})
+
+t.test('REQUEST_TIMEOUT_MS and KEEP_ALIVE_TIMEOUT_MS: whole milliseconds in range', async (t) => {
+  t.equal(loadConfig({ REQUEST_TIMEOUT_MS: '5000' }).requestTimeoutMs, 5000)
+  t.equal(loadConfig({ KEEP_ALIVE_TIMEOUT_MS: '10000' }).keepAliveTimeoutMs, 10000)
+  t.throws(() => loadConfig({ REQUEST_TIMEOUT_MS: '10' }), /REQUEST_TIMEOUT_MS="10" — expected milliseconds from 1000 to 600000/)
+  t.throws(() => loadConfig({ KEEP_ALIVE_TIMEOUT_MS: 'soon' }), /KEEP_ALIVE_TIMEOUT_MS="soon"/)
 })
 
 t.test('OAUTH_CLIENT_METADATA_PRIVATE_NETWORK: true or false, nothing else', async (t) => {
