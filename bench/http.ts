@@ -219,6 +219,13 @@ async function main() {
     const mcpBody = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'get_daily_ops', arguments: { project: boot.project.id } } })
     const meta = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} }
     const mcp26Body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'get_daily_ops', arguments: { project: boot.project.id }, _meta: meta } })
+    const mcpHeaders = (version: string, extra: Record<string, string> = {}) => ({
+      authorization: auth,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': version,
+      ...extra,
+    })
     const scenarios = [
       { key: 'bare', label: 'GET /bench/bare', task: { url: `${origin}/bench/bare`, method: 'GET', headers: {} } },
       {
@@ -232,12 +239,7 @@ async function main() {
         task: {
           url: `${origin}/mcp`,
           method: 'POST',
-          headers: {
-            authorization: auth,
-            'content-type': 'application/json',
-            accept: 'application/json, text/event-stream',
-            'mcp-protocol-version': '2025-11-25',
-          },
+          headers: mcpHeaders('2025-11-25'),
           body: mcpBody,
         },
       },
@@ -247,14 +249,7 @@ async function main() {
         task: {
           url: `${origin}/mcp`,
           method: 'POST',
-          headers: {
-            authorization: auth,
-            'content-type': 'application/json',
-            accept: 'application/json, text/event-stream',
-            'mcp-protocol-version': '2026-07-28',
-            'mcp-method': 'tools/call',
-            'mcp-name': 'get_daily_ops',
-          },
+          headers: mcpHeaders('2026-07-28', { 'mcp-method': 'tools/call', 'mcp-name': 'get_daily_ops' }),
           body: mcp26Body,
         },
       },
