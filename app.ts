@@ -52,7 +52,10 @@ export function loggerOptions(level: string): FastifyServerOptions['logger'] {
   return {
     level,
     serializers: {
-      req(req: { method: string; url: string; hostname?: string; ip?: string; socket?: { remotePort?: number } }) {
+      // Fastify's request fields, with the URL's credentials redacted; anything else logged
+      // under `req` passes as it is (the redact paths below still apply to it).
+      req(req: { method?: string; url?: unknown; hostname?: string; ip?: string; socket?: { remotePort?: number } }) {
+        if (typeof req?.url !== 'string') return req as Record<string, unknown>
         return { method: req.method, url: redactUrl(req.url), host: req.hostname, remoteAddress: req.ip, remotePort: req.socket?.remotePort }
       },
     },
