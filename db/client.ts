@@ -8,8 +8,7 @@ import { schema } from './schema.ts'
 /** Which database to open (config.ts builds it from the environment). */
 export type DatabaseConfig =
   | { kind: 'postgres'; url: string }
-  /** dataDir undefined = in memory; `snapshot`, a data-folder tarball to start from (tests start from a migrated one). */
-  | { kind: 'pglite'; dataDir: string | undefined; snapshot?: Blob }
+  | { kind: 'pglite'; dataDir: string | undefined } // undefined = in memory
 
 export type Db = PgDatabase<PgQueryResultHKT, typeof schema>
 /** A transaction handle offers the same query API as the database. */
@@ -33,8 +32,6 @@ export interface Database {
   db: Db
   kind: 'postgres' | 'pglite'
   migrate(): Promise<void>
-  /** Embedded only: the whole data folder as a tarball (what `snapshot` in the config starts from). */
-  dumpDataDir?(): Promise<Blob>
   ping(): Promise<void>
   close(): Promise<void>
 }
@@ -129,7 +126,6 @@ export async function openDatabase(config: DatabaseConfig): Promise<Database> {
       // PostgreSQL's 128 MB default lives inside PGlite's WebAssembly memory, which never
       // shrinks: an embedded server of one process does well with a quarter of it.
       postgresqlconf: ['shared_buffers=32MB'],
-      ...(config.snapshot ? { loadDataDir: config.snapshot } : {}),
     })
     await client.waitReady
   } catch (err) {
@@ -146,7 +142,6 @@ export async function openDatabase(config: DatabaseConfig): Promise<Database> {
     async ping() {
       await client.query('select 1')
     },
-    dumpDataDir: () => client.dumpDataDir('none'),
     close: once(async () => {
       try {
         await client.close()
