@@ -44,6 +44,12 @@ const oauthRoutes: FastifyPluginAsync<{ publicUrl: string }> = async (app, { pub
   const resource = `${publicUrl}/mcp`
   await app.register(formbody)
   await app.register(rateLimit, { global: false })
+  // An OAuth client reads OAuth error bodies (RFC 6749 §5.2), also when it is slowed down;
+  // everything else goes on to the app's error handler.
+  app.setErrorHandler(async (error: Error & { statusCode?: number }, _request, reply) => {
+    if (error.statusCode !== 429) throw error
+    return oauthError(reply, 429, 'slow_down', 'Too many requests to this endpoint; wait a minute and try again.')
+  })
   const limited = { rateLimit: { max: 60, timeWindow: '1 minute' } }
 
   /** Client authentication at the token and revocation endpoints. */
@@ -53,8 +59,12 @@ const oauthRoutes: FastifyPluginAsync<{ publicUrl: string }> = async (app, { pub
     const basic = /^Basic\s+(\S+)$/i.exec(request.headers.authorization ?? '')
     if (basic) {
       const [id, pass] = Buffer.from(basic[1]!, 'base64').toString('utf8').split(':')
-      clientId = decodeURIComponent(id ?? '')
-      secret = decodeURIComponent(pass ?? '')
+      try {
+        clientId = decodeURIComponent(id ?? '')
+        secret = decodeURIComponent(pass ?? '')
+      } catch {
+        return 'The Basic credentials are not valid form-encoding (RFC 6749 §2.3.1).'
+      }
     }
     if (!clientId) return 'client_id is required.'
     const client = await app.repos.oauth.client(clientId)

@@ -142,7 +142,11 @@ export function createOAuthRepository(db: Queryable) {
           .innerJoin(oauthGrants, eq(oauthGrants.id, oauthRefreshTokens.grantId))
           .where(eq(oauthRefreshTokens.hash, hash))
         if (refresh && (!clientId || refresh.clientId === clientId)) return revokeGrantIn(tx, refresh.grantId, now)
-        await tx.update(apiKeys).set({ revokedAt: sql`coalesce(${apiKeys.revokedAt}, ${now.toISOString()}::timestamptz)` }).where(and(eq(apiKeys.hash, hash), eq(apiKeys.kind, 'oauth')))
+        // An access token is revoked only by the client it was issued to (RFC 7009 §2.1).
+        const ofClient = clientId
+          ? sql`${apiKeys.grantId} in (select ${oauthGrants.id} from ${oauthGrants} where ${oauthGrants.clientId} = ${clientId})`
+          : sql`true`
+        await tx.update(apiKeys).set({ revokedAt: sql`coalesce(${apiKeys.revokedAt}, ${now.toISOString()}::timestamptz)` }).where(and(eq(apiKeys.hash, hash), eq(apiKeys.kind, 'oauth'), ofClient))
       })
     },
 

@@ -147,5 +147,32 @@ t.test('token endpoint: refresh rotation, revocation, PKCE and resource mismatch
     const afterRevoke = await token({ grant_type: 'refresh_token', refresh_token: third.refresh_token })
     t.equal(afterRevoke.status, 400)
   })
+
+  t.test('revocation edges: another client cannot revoke a token; broken Basic credentials and floods get OAuth errors', async (t) => {
+    const code = await codeFrom()
+    const mine = await (await token({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT, code_verifier: verifier })).json()
+    const other = await (await fetch(`${url}/oauth/register`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none', client_name: 'other' }),
+    })).json()
+    const revoke = (body: Record<string, string>, headers: Record<string, string> = {}) =>
+      fetch(`${url}/oauth/revoke`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers }, body: new URLSearchParams(body) })
+    t.equal((await revoke({ client_id: other.client_id, token: mine.access_token })).status, 200, 'answered 200 as RFC 7009 asks')
+    t.equal((await app.inject({ method: 'GET', url: '/v1/tools', headers: bearer(mine.access_token) })).statusCode, 200, "but another client's revocation does nothing")
+
+    const broken = await revoke({ token: mine.access_token }, { authorization: `Basic ${Buffer.from('%E0%A4%A:secret').toString('base64')}` })
+    t.equal(broken.status, 401, 'a malformed %-escape in Basic credentials is a client error')
+    t.equal((await broken.json()).error, 'invalid_client')
+
+    let limited: Response | undefined
+    for (let i = 0; i < 70 && !limited; i++) {
+      const res = await revoke({ client_id: other.client_id, token: 'x' })
+      if (res.status === 429) limited = res
+    }
+    t.ok(limited, 'the revocation endpoint is rate-limited')
+    t.equal((await limited!.json()).error, 'slow_down', 'with an OAuth error body')
+    t.ok(limited!.headers.get('retry-after'), 'and Retry-After')
+  })
   t.end()
 })
