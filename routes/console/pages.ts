@@ -26,9 +26,6 @@ export function safeNext(next: string | undefined, fallback = '/console'): strin
 }
 
 const consolePages: FastifyPluginAsync<{ publicUrl: string }> = async (app) => {
-  const signedIn = { preHandler: requireUser }
-  const form = { preHandler: [requireUser, app.csrfProtection] }
-
   function run<O extends Operation>(request: FastifyRequest, op: O, args: unknown, project?: string): Promise<Static<O['output']>> {
     return app.registry.invoke(op, args, { principal: sessionPrincipal(request.consoleUser), projectRef: project, surface: 'console', log: request.log })
   }
@@ -59,197 +56,203 @@ const consolePages: FastifyPluginAsync<{ publicUrl: string }> = async (app) => {
     const ok = await verifyPassword(body.password ?? '', user?.passwordHash ?? DUMMY_HASH)
     if (!user || !ok) {
       reply.code(401)
-      request.session.set('flash', { kind: 'error', text: 'Wrong email or password.' })
-      return reply.page('login', { title: 'Sign in', next: safeNext(body.next), email })
+      // Said on the page itself: a failed sign-in stores nothing.
+      return reply.page('login', { title: 'Sign in', next: safeNext(body.next), email, flash: { kind: 'error', text: 'Wrong email or password.' } })
     }
     await request.session.regenerate() // a new session id at sign-in: no fixation
     request.session.set('userId', user.id)
     return reply.redirect(safeNext(body.next))
   })
 
-  app.post('/console/logout', form, async (request, reply) => {
-    await request.session.destroy()
-    return reply.redirect('/console/login')
-  })
+  // Everything below needs a signed-in user: one hook for the whole scope, before any route's own.
+  await app.register(async (app) => {
+    app.addHook('preHandler', requireUser)
+    const form = { preHandler: app.csrfProtection }
 
-  app.get('/console', signedIn, async (request, reply) => {
-    const { items } = await run(request, listProjects, {})
-    return reply.page('home', { title: 'Projects', projects: items })
-  })
-
-  app.get('/console/profile', signedIn, async (_request, reply) => reply.page('profile', { title: 'Profile' }))
-
-  /** Key rows for a table; `slugs` names the project a key is narrowed to. */
-  function keyRows(rows: Awaited<ReturnType<typeof app.repos.apiKeys.listForUser>>, slugs = new Map<string, string>()) {
-    return rows.map((k) => ({
-      id: k.id,
-      kind: k.kind,
-      name: k.name,
-      display: k.display,
-      projectSlug: k.projectId ? (slugs.get(k.projectId) ?? k.projectId) : null,
-      createdAt: k.createdAt.toISOString(),
-      lastUsedAt: k.lastUsedAt?.toISOString() ?? null,
-      revokedAt: k.revokedAt?.toISOString() ?? null,
-    }))
-  }
-
-  async function mcpAccess(request: FastifyRequest, reply: FastifyReply, newKey?: string) {
-    const keys = keyRows(await app.repos.apiKeys.listForUser(request.consoleUser.id, ['mcp']))
-    return reply.page('mcp-access', { title: 'MCP Access', keys, newKey })
-  }
-
-  app.get('/console/profile/mcp-access', signedIn, (request, reply) => mcpAccess(request, reply))
-
-  app.post('/console/profile/mcp-access', form, async (request, reply) => {
-    const name = ((request.body as Form).name ?? '').trim().slice(0, 100)
-    const { key } = await run(request, createKey, { kind: 'mcp', name })
-    // Rendered in this response only (never stored, never in a URL): a reload shows it no more.
-    return mcpAccess(request, reply, key)
-  })
-
-  async function keysPage(request: FastifyRequest, reply: FastifyReply, newKey?: string) {
-    const [{ items }, rows] = await Promise.all([
-      run(request, listProjects, {}),
-      app.repos.apiKeys.listForUser(request.consoleUser.id, ['service', 'ingest']),
-    ])
-    const keys = keyRows(rows, new Map(items.map((p) => [p.id, p.slug])))
-    return reply.page('keys', {
-      title: 'Keys',
-      projects: items.filter((p) => p.role !== 'viewer'),
-      serviceKeys: keys.filter((k) => k.kind === 'service'),
-      ingestKeys: keys.filter((k) => k.kind === 'ingest'),
-      newKey,
+    app.post('/console/logout', form, async (request, reply) => {
+      await request.session.destroy()
+      return reply.redirect('/console/login')
     })
-  }
 
-  app.get('/console/keys', signedIn, (request, reply) => keysPage(request, reply))
-
-  app.post('/console/keys', form, async (request, reply) => {
-    const body = request.body as Form
-    const kind = body.kind === 'ingest' ? 'ingest' : body.kind === 'service' ? 'service' : undefined
-    if (!kind) {
-      flash(request, 'error', 'Choose a service or an ingest key.')
-      return reply.redirect('/console/keys')
-    }
-    let key: string
-    try {
-      ({ key } = await run(request, createKey, { kind, name: (body.name ?? '').trim().slice(0, 100), ...(body.project ? { project: body.project } : {}) }))
-    } catch (err) {
-      if ((err as { statusCode?: number }).statusCode === undefined || (err as { statusCode: number }).statusCode >= 500) throw err
-      flash(request, 'error', (err as Error).message)
-      return reply.redirect('/console/keys')
-    }
-    return keysPage(request, reply, key)
-  })
-
-  app.post<{ Params: { id: string } }>('/console/keys/:id/revoke', form, async (request, reply) => {
-    const done = await app.repos.apiKeys.revoke(request.params.id, app.now(), request.consoleUser.id)
-    flash(request, done ? 'ok' : 'error', done ? 'The key is revoked; it no longer works.' : 'No such key.')
-    return reply.redirect(safeNext((request.body as Form).back, '/console/keys'))
-  })
-
-  app.get<{ Params: { project: string } }>('/console/projects/:project/opportunities', signedIn, async (request, reply) => {
-    const query = request.query as Form
-    const filters = {
-      type: query.type || 'all',
-      date: query.date || 'all',
-      evaluation: query.evaluation || 'all',
-      status: query.status || 'all',
-      page: Number(query.page ?? 1),
-      page_size: Number(query.page_size ?? 20),
-    }
-    const project = await app.repos.projects.access(sessionPrincipal(request.consoleUser), request.params.project)
-    let page
-    try {
-      page = await run(request, listOpportunities, filters, request.params.project)
-    } catch (err) {
-      if ((err as { statusCode?: number }).statusCode === 400) {
-        reply.code(400)
-        return reply.page('error', { title: 'Bad filter', heading: 'Those filters do not work', message: describe(err) })
-      }
-      throw err
-    }
-    const params = (p: number) => new URLSearchParams({ ...Object.fromEntries(Object.entries(filters).map(([k, v]) => [k, String(v)])), page: String(p) }).toString()
-    return reply.page('board', {
-      title: `Review board · ${project!.name}`,
-      project,
-      filters,
-      statuses,
-      page,
-      back: request.url,
-      pageUrl: (p: number) => `?${params(p)}`,
+    app.get('/console', async (request, reply) => {
+      const { items } = await run(request, listProjects, {})
+      return reply.page('home', { title: 'Projects', projects: items })
     })
-  })
 
-  app.post<{ Params: { project: string; id: string } }>('/console/projects/:project/opportunities/:id/review', form, async (request, reply) => {
-    const body = request.body as Form
-    // The form carries every field; send only the ones the reviewer changed, as an API client would.
-    const args: Record<string, string> = { event_id: request.params.id }
-    // Browsers submit every newline of a form (the textarea and the hidden orig_note alike) as CRLF.
-    const lf = (v: string | undefined) => v?.replace(/\r\n/g, '\n')
-    for (const field of ['evaluation', 'status', 'note'] as const) {
-      const value = field === 'note' ? lf(body.note) : body[field]
-      const orig = field === 'note' ? lf(body.orig_note) : body[`orig_${field}`]
-      if (value !== undefined && value !== orig) args[field] = value
+    app.get('/console/profile', async (_request, reply) => reply.page('profile', { title: 'Profile' }))
+
+    /** Key rows for a table; `slugs` names the project a key is narrowed to. */
+    function keyRows(rows: Awaited<ReturnType<typeof app.repos.apiKeys.listForUser>>, slugs = new Map<string, string>()) {
+      return rows.map((k) => ({
+        id: k.id,
+        kind: k.kind,
+        name: k.name,
+        display: k.display,
+        projectSlug: k.projectId ? (slugs.get(k.projectId) ?? k.projectId) : null,
+        createdAt: k.createdAt.toISOString(),
+        lastUsedAt: k.lastUsedAt?.toISOString() ?? null,
+        revokedAt: k.revokedAt?.toISOString() ?? null,
+      }))
     }
-    try {
-      if (Object.keys(args).length === 1) flash(request, 'ok', 'Nothing changed.')
-      else {
-        await run(request, reviewOpportunity, args, request.params.project)
-        flash(request, 'ok', 'Review saved.')
+
+    async function mcpAccess(request: FastifyRequest, reply: FastifyReply, newKey?: string) {
+      const keys = keyRows(await app.repos.apiKeys.listForUser(request.consoleUser.id, ['mcp']))
+      return reply.page('mcp-access', { title: 'MCP Access', keys, newKey })
+    }
+
+    app.get('/console/profile/mcp-access', (request, reply) => mcpAccess(request, reply))
+
+    app.post('/console/profile/mcp-access', form, async (request, reply) => {
+      const name = ((request.body as Form).name ?? '').trim().slice(0, 100)
+      const { key } = await run(request, createKey, { kind: 'mcp', name })
+      // Rendered in this response only (never stored, never in a URL): a reload shows it no more.
+      return mcpAccess(request, reply, key)
+    })
+
+    async function keysPage(request: FastifyRequest, reply: FastifyReply, newKey?: string) {
+      const [{ items }, rows] = await Promise.all([
+        run(request, listProjects, {}),
+        app.repos.apiKeys.listForUser(request.consoleUser.id, ['service', 'ingest']),
+      ])
+      const keys = keyRows(rows, new Map(items.map((p) => [p.id, p.slug])))
+      return reply.page('keys', {
+        title: 'Keys',
+        projects: items.filter((p) => p.role !== 'viewer'),
+        serviceKeys: keys.filter((k) => k.kind === 'service'),
+        ingestKeys: keys.filter((k) => k.kind === 'ingest'),
+        newKey,
+      })
+    }
+
+    app.get('/console/keys', (request, reply) => keysPage(request, reply))
+
+    app.post('/console/keys', form, async (request, reply) => {
+      const body = request.body as Form
+      const kind = body.kind === 'ingest' ? 'ingest' : body.kind === 'service' ? 'service' : undefined
+      if (!kind) {
+        flash(request, 'error', 'Choose a service or an ingest key.')
+        return reply.redirect('/console/keys')
       }
-    } catch (err) {
-      if ((err as { statusCode?: number }).statusCode !== 400) throw err
-      flash(request, 'error', `Not saved: ${describe(err)}`)
-    }
-    const back = safeNext(body.back, `/console/projects/${encodeURIComponent(request.params.project)}/opportunities`)
-    return reply.redirect(`${back}#${request.params.id}`)
-  })
+      let key: string
+      try {
+        ({ key } = await run(request, createKey, { kind, name: (body.name ?? '').trim().slice(0, 100), ...(body.project ? { project: body.project } : {}) }))
+      } catch (err) {
+        if ((err as { statusCode?: number }).statusCode === undefined || (err as { statusCode: number }).statusCode >= 500) throw err
+        flash(request, 'error', (err as Error).message)
+        return reply.redirect('/console/keys')
+      }
+      return keysPage(request, reply, key)
+    })
 
-  app.get<{ Params: { project: string; id: string } }>('/console/projects/:project/opportunities/:id/history', signedIn, async (request, reply) => {
-    const history = await run(request, getReviewHistory, { event_id: request.params.id }, request.params.project)
-    const project = await app.repos.projects.access(sessionPrincipal(request.consoleUser), request.params.project)
-    return reply.page('history', { title: 'Review history', project, history })
-  })
+    app.post<{ Params: { id: string } }>('/console/keys/:id/revoke', form, async (request, reply) => {
+      const done = await app.repos.apiKeys.revoke(request.params.id, app.now(), request.consoleUser.id)
+      flash(request, done ? 'ok' : 'error', done ? 'The key is revoked; it no longer works.' : 'No such key.')
+      return reply.redirect(safeNext((request.body as Form).back, '/console/keys'))
+    })
 
-  app.get<{ Params: { project: string } }>('/console/projects/:project/metrics', signedIn, async (request, reply) => {
-    const window = (request.query as Form).window === '30d' ? '30d' : '7d'
-    const [ops, summary] = await Promise.all([
-      run(request, getDailyOps, { window }, request.params.project),
-      run(request, getDailyEventSummary, { window }, request.params.project),
-    ])
-    const project = await app.repos.projects.access(sessionPrincipal(request.consoleUser), request.params.project)
-    const chart = lineChart(
-      ops.days.map((d) => d.date),
-      [
-        { className: 's1', label: 'registered users', values: ops.days.map((d) => d.registered_users) },
-        { className: 's2', label: 'daily use users', values: ops.days.map((d) => d.daily_use_users) },
-      ]
-    )
-    return reply.page('metrics', { title: `Metrics · ${project!.name}`, project, ops, summary, chart })
-  })
+    app.get<{ Params: { project: string } }>('/console/projects/:project/opportunities', async (request, reply) => {
+      const query = request.query as Form
+      const filters = {
+        type: query.type || 'all',
+        date: query.date || 'all',
+        evaluation: query.evaluation || 'all',
+        status: query.status || 'all',
+        page: Number(query.page ?? 1),
+        page_size: Number(query.page_size ?? 20),
+      }
+      const project = await app.repos.projects.access(sessionPrincipal(request.consoleUser), request.params.project)
+      let page
+      try {
+        page = await run(request, listOpportunities, filters, request.params.project)
+      } catch (err) {
+        if ((err as { statusCode?: number }).statusCode === 400) {
+          reply.code(400)
+          return reply.page('error', { title: 'Bad filter', heading: 'Those filters do not work', message: describe(err) })
+        }
+        throw err
+      }
+      const params = (p: number) => new URLSearchParams({ ...Object.fromEntries(Object.entries(filters).map(([k, v]) => [k, String(v)])), page: String(p) }).toString()
+      return reply.page('board', {
+        title: `Review board · ${project!.name}`,
+        project,
+        filters,
+        statuses,
+        page,
+        back: request.url,
+        pageUrl: (p: number) => `?${params(p)}`,
+      })
+    })
 
-  app.get('/console/workspace', signedIn, async (request, reply) => {
-    const { tools } = await run(request, listWorkspaceTools, {})
-    return reply.page('workspace', { title: 'Workspace', tools, canEdit: request.consoleUser.workspaceRole === 'owner' })
-  })
+    app.post<{ Params: { project: string; id: string } }>('/console/projects/:project/opportunities/:id/review', form, async (request, reply) => {
+      const body = request.body as Form
+      // The form carries every field; send only the ones the reviewer changed, as an API client would.
+      const args: Record<string, string> = { event_id: request.params.id }
+      // Browsers submit every newline of a form (the textarea and the hidden orig_note alike) as CRLF.
+      const lf = (v: string | undefined) => v?.replace(/\r\n/g, '\n')
+      for (const field of ['evaluation', 'status', 'note'] as const) {
+        const value = field === 'note' ? lf(body.note) : body[field]
+        const orig = field === 'note' ? lf(body.orig_note) : body[`orig_${field}`]
+        if (value !== undefined && value !== orig) args[field] = value
+      }
+      try {
+        if (Object.keys(args).length === 1) flash(request, 'ok', 'Nothing changed.')
+        else {
+          await run(request, reviewOpportunity, args, request.params.project)
+          flash(request, 'ok', 'Review saved.')
+        }
+      } catch (err) {
+        if ((err as { statusCode?: number }).statusCode !== 400) throw err
+        flash(request, 'error', `Not saved: ${describe(err)}`)
+      }
+      const back = safeNext(body.back, `/console/projects/${encodeURIComponent(request.params.project)}/opportunities`)
+      return reply.redirect(`${back}#${request.params.id}`)
+    })
 
-  app.post<{ Params: { name: string } }>('/console/workspace/tools/:name', form, async (request, reply) => {
-    const enabled = (request.body as Form).enabled === 'true'
-    await run(request, setToolEnabled, { name: request.params.name, enabled })
-    flash(request, 'ok', `${request.params.name} is ${enabled ? 'enabled' : 'disabled'}.`)
-    return reply.redirect('/console/workspace')
-  })
+    app.get<{ Params: { project: string; id: string } }>('/console/projects/:project/opportunities/:id/history', async (request, reply) => {
+      const history = await run(request, getReviewHistory, { event_id: request.params.id }, request.params.project)
+      const project = await app.repos.projects.access(sessionPrincipal(request.consoleUser), request.params.project)
+      return reply.page('history', { title: 'Review history', project, history })
+    })
 
-  app.get('/console/connections', signedIn, async (request, reply) => {
-    const rows = await app.repos.oauth.connections(request.consoleUser.id)
-    return reply.page('connections', { title: 'Connected apps', connections: rows.map((r) => ({ ...r, createdAt: r.createdAt.toISOString() })) })
-  })
+    app.get<{ Params: { project: string } }>('/console/projects/:project/metrics', async (request, reply) => {
+      const window = (request.query as Form).window === '30d' ? '30d' : '7d'
+      const [ops, summary] = await Promise.all([
+        run(request, getDailyOps, { window }, request.params.project),
+        run(request, getDailyEventSummary, { window }, request.params.project),
+      ])
+      const project = await app.repos.projects.access(sessionPrincipal(request.consoleUser), request.params.project)
+      const chart = lineChart(
+        ops.days.map((d) => d.date),
+        [
+          { className: 's1', label: 'registered users', values: ops.days.map((d) => d.registered_users) },
+          { className: 's2', label: 'daily use users', values: ops.days.map((d) => d.daily_use_users) },
+        ]
+      )
+      return reply.page('metrics', { title: `Metrics · ${project!.name}`, project, ops, summary, chart })
+    })
 
-  app.post<{ Params: { id: string } }>('/console/connections/:id/revoke', form, async (request, reply) => {
-    const done = await app.repos.oauth.revokeGrant(request.params.id, request.consoleUser.id, app.now())
-    flash(request, done ? 'ok' : 'error', done ? 'Disconnected: its tokens no longer work.' : 'No such connection.')
-    return reply.redirect('/console/connections')
+    app.get('/console/workspace', async (request, reply) => {
+      const { tools } = await run(request, listWorkspaceTools, {})
+      return reply.page('workspace', { title: 'Workspace', tools, canEdit: request.consoleUser.workspaceRole === 'owner' })
+    })
+
+    app.post<{ Params: { name: string } }>('/console/workspace/tools/:name', form, async (request, reply) => {
+      const enabled = (request.body as Form).enabled === 'true'
+      await run(request, setToolEnabled, { name: request.params.name, enabled })
+      flash(request, 'ok', `${request.params.name} is ${enabled ? 'enabled' : 'disabled'}.`)
+      return reply.redirect('/console/workspace')
+    })
+
+    app.get('/console/connections', async (request, reply) => {
+      const rows = await app.repos.oauth.connections(request.consoleUser.id)
+      return reply.page('connections', { title: 'Connected apps', connections: rows.map((r) => ({ ...r, createdAt: r.createdAt.toISOString() })) })
+    })
+
+    app.post<{ Params: { id: string } }>('/console/connections/:id/revoke', form, async (request, reply) => {
+      const done = await app.repos.oauth.revokeGrant(request.params.id, request.consoleUser.id, app.now())
+      flash(request, done ? 'ok' : 'error', done ? 'Disconnected: its tokens no longer work.' : 'No such connection.')
+      return reply.redirect('/console/connections')
+    })
   })
 }
 
