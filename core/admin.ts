@@ -138,9 +138,12 @@ export async function createKey(
   }
 }
 
+/** Revokes a key by its id, as the operator acting for the key's owner (the revoke_key operation). */
 export async function revokeKey(app: FastifyInstance, id: string) {
-  if (!(await app.repos.apiKeys.revoke(id, app.now()))) throw new AdminError(`No key with the id ${id}.`)
-  return { id, revoked: true }
+  const key = /^key_[0-9A-Za-z]{1,40}$/.test(id) ? await app.repos.apiKeys.find(id) : undefined
+  const owner = key && (await app.repos.users.find(key.userId))
+  if (!owner) throw new AdminError(`No key with the id ${id}.`)
+  return await app.registry.invoke(app.registry.operation('revoke_key'), { id }, { principal: operatorPrincipal(owner), surface: 'cli', log: app.log }) as { id: string; revoked: boolean }
 }
 
 /** The CLI's `tool enable|disable`: switchTool as the operator, for any workspace. */

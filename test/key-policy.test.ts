@@ -4,7 +4,7 @@
 import t from 'tap'
 import { addMember, bearer, buildTestApp, seedWorkspace } from './helpers/app.ts'
 import { sessionPrincipal, operatorPrincipal, type Principal } from '../core/access.ts'
-import { AdminError, createKey } from '../core/admin.ts'
+import { AdminError, createKey, revokeKey } from '../core/admin.ts'
 
 t.test('create_key', async (t) => {
   const app = await buildTestApp(t)
@@ -26,6 +26,17 @@ t.test('create_key', async (t) => {
     await t.rejects(createKey(app, { email: viewer.user.email, kind: 'ingest', project: ws.project.slug }), AdminError, 'the CLI applies the same policy')
     const ok = await createKey(app, { email: ws.user.email, kind: 'ingest', project: ws.project.slug })
     t.equal(ok.project, ws.project.id)
+  })
+
+  t.test('revoke_key: only your own keys, never with a key; the CLI acts for the owner', async (t) => {
+    const revoke = app.registry.operation('revoke_key')
+    const ownerKey = await createKey(app, { email: ws.user.email, kind: 'service', name: 'to revoke' })
+    await t.rejects(app.registry.invoke(revoke, { id: ownerKey.id }, { principal: sessionPrincipal(user), surface: 'console', log: app.log }), { statusCode: 404 } as never, "another user's key is not found")
+    await t.rejects(app.registry.invoke(revoke, { id: ownerKey.id }, { principal: { ...sessionPrincipal(user), kind: 'service', keyId: 'key_x' }, surface: 'console', log: app.log }), { statusCode: 403 } as never)
+    t.equal((await app.inject({ method: 'GET', url: '/v1/tools', headers: bearer(ownerKey.key) })).statusCode, 200, 'still works')
+    t.same(await revokeKey(app, ownerKey.id), { id: ownerKey.id, revoked: true })
+    t.equal((await app.inject({ method: 'GET', url: '/v1/tools', headers: bearer(ownerKey.key) })).statusCode, 401, 'revoked')
+    await t.rejects(revokeKey(app, 'key_doesnotexist'), AdminError)
   })
 
   t.test('a project-scoped read-only key works only there and only for reads', async (t) => {

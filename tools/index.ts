@@ -21,6 +21,7 @@ import forgetMemory from './forget-memory.ts'
 import ingestEvents from './ingest-events.ts'
 import { listWorkspaceTools, setToolEnabled } from './workspace-tools.ts'
 import createKey from './create-key.ts'
+import revokeKey from './revoke-key.ts'
 
 export const operations: Operation[] = [
   discoverTools,
@@ -45,4 +46,5 @@ export const operations: Operation[] = [
   listWorkspaceTools,
   setToolEnabled,
   createKey,
+  revokeKey,
 ]

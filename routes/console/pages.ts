@@ -15,6 +15,7 @@ import getDailyOps from '../../tools/get-daily-ops.ts'
 import getDailyEventSummary from '../../tools/get-daily-event-summary.ts'
 import { listWorkspaceTools, setToolEnabled } from '../../tools/workspace-tools.ts'
 import createKey from '../../tools/create-key.ts'
+import revokeKey from '../../tools/revoke-key.ts'
 import type { Operation } from '../../core/operations.ts'
 import type { Static } from '@sinclair/typebox'
 
@@ -145,7 +146,10 @@ const consolePages: FastifyPluginAsync<{ publicUrl: string }> = async (app) => {
     })
 
     app.post<{ Params: { id: string } }>('/console/keys/:id/revoke', form, async (request, reply) => {
-      const done = await app.repos.apiKeys.revoke(request.params.id, app.now(), request.consoleUser.id)
+      const done = await run(request, revokeKey, { id: request.params.id }).then(() => true, (err: { statusCode?: number }) => {
+        if (err.statusCode === 404 || err.statusCode === 400) return false
+        throw err
+      })
       flash(request, done ? 'ok' : 'error', done ? 'The key is revoked; it no longer works.' : 'No such key.')
       return reply.redirect(safeNext((request.body as Form).back, '/console/keys'))
     })

@@ -29,7 +29,7 @@ t.test('agent documents', async (t) => {
     const listed = [...section.matchAll(/^- `([a-z_]+)` — /gm)].map((m) => m[1])
     t.same(listed, names)
     for (const name of names) t.match(md, new RegExp('`' + name + '`'), name)
-    for (const notTool of ['ingest_events', 'list_workspace_tools', 'set_tool_enabled', 'create_key']) t.notMatch(md, notTool)
+    for (const notTool of ['ingest_events', 'list_workspace_tools', 'set_tool_enabled', 'create_key', 'revoke_key']) t.notMatch(md, notTool)
     // Writers are marked.
     t.match(section, /- `add_memory` — .*\*\(writes\)\*/)
     t.notMatch(section.split('\n').find((l) => l.includes('`get_daily_ops`'))!, /writes/)

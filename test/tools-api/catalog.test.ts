@@ -15,7 +15,7 @@ interface Contract {
   annotations: Record<string, unknown>
 }
 
-const NOT_TOOLS = ['ingest_events', 'list_workspace_tools', 'set_tool_enabled', 'create_key']
+const NOT_TOOLS = ['ingest_events', 'list_workspace_tools', 'set_tool_enabled', 'create_key', 'revoke_key']
 const PROJECT_TOOLS = [
   'search_signals',
   'list_opportunities',
