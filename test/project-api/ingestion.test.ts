@@ -4,6 +4,7 @@ import t from 'tap'
 import { randomUUID } from 'node:crypto'
 import { addProject, bearer, buildTestApp, fixedClock, seedWorkspace } from '../helpers/app.ts'
 import { dailyEventCounts, projectEventStats } from '../../db/schema.ts'
+import { eq } from '../../db/orm.ts'
 
 const base = (project: string) => `/api/v1/mcp/projects/${project}`
 const NOW = '2026-11-20T12:00:00.000Z'
@@ -125,12 +126,15 @@ t.test('event ingestion', async (t) => {
     const other = await addProject(app, { workspaceId: ws.workspace.id, ownerId: ws.user.id, name: 'Sharded', slug: 'sharded' })
     const send = (events: Ev[]) => post(events, bearer(ws.keys.mcp), { project: other.id })
     t.same((await send([ev('signup', 'a1'), ev('daily_use', 'a1'), ev('daily_use', 'a2')])).json(), { accepted: 3, duplicates: 0 })
-    // What another connection's batch leaves: rows of its own shard.
+    // What another connection's batch leaves: rows of its own shard (never the one this batch
+    // used: on PostgreSQL that is this connection's backend pid mod 16, whatever it happens to be).
+    const used = new Set((await app.db.select({ shard: dailyEventCounts.shard }).from(dailyEventCounts).where(eq(dailyEventCounts.projectId, other.id))).map((r) => r.shard))
+    const [s1, s2] = [...Array(16).keys()].filter((shard) => !used.has(shard)) as [number, number]
     await app.db.insert(dailyEventCounts).values([
-      { projectId: other.id, day: '2026-11-20', event: 'daily_use', shard: 7, events: 5, uniqueUsers: 2 },
-      { projectId: other.id, day: '2026-11-20', event: 'signup', shard: 11, events: 1, uniqueUsers: 1 },
+      { projectId: other.id, day: '2026-11-20', event: 'daily_use', shard: s1, events: 5, uniqueUsers: 2 },
+      { projectId: other.id, day: '2026-11-20', event: 'signup', shard: s2, events: 1, uniqueUsers: 1 },
     ])
-    await app.db.insert(projectEventStats).values({ projectId: other.id, shard: 7, lastEventAt: new Date('2026-11-20T11:00:00Z'), events: 6 })
+    await app.db.insert(projectEventStats).values({ projectId: other.id, shard: s1, lastEventAt: new Date('2026-11-20T11:00:00Z'), events: 6 })
     const get = async (path: string) => (await app.inject({ method: 'GET', url: `${base(other.id)}/${path}`, headers: bearer(ws.keys.mcp) })).json()
     t.same((await get('daily-ops')).days.at(-1), { date: '2026-11-20', registered_users: 2, daily_use_users: 4, active_users: 4, signup_events: 2, daily_use_events: 7 })
     t.same((await get('daily-event-summary')).days.at(-1).events, [{ event: 'daily_use', count: 7, unique_users: 4 }, { event: 'signup', count: 2, unique_users: 2 }])
