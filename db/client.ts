@@ -8,7 +8,12 @@ import { schema } from './schema.ts'
 /** Which database to open (config.ts builds it from the environment). */
 export type DatabaseConfig =
   | { kind: 'postgres'; url: string }
-  | { kind: 'pglite'; dataDir: string | undefined } // undefined = in memory
+  | {
+    kind: 'pglite'
+    dataDir: string | undefined // undefined = in memory
+    /** Sync every commit to disk before it is acknowledged (default true; see openPglite). */
+    sync?: boolean
+  }
 
 export type Db = PgDatabase<PgQueryResultHKT, typeof schema>
 /** A transaction handle offers the same query API as the database. */
@@ -37,6 +42,37 @@ export interface Database {
 }
 
 const migrationsFolder = path.join(import.meta.dirname, 'migrations')
+
+/** fsync(2) calls the embedded database has made (tests check that commits sync). */
+export const embeddedSyncs = { count: 0 }
+
+/**
+ * PGlite's file system on a Node folder, with fsync that reaches the disk. Emscripten's NODEFS
+ * has no fsync of its own, so PostgreSQL's WAL flush at commit is a no-op there: an
+ * acknowledged write would survive a crash of the process but not of the OS or the power.
+ */
+async function syncedNodeFS(dataDir: string) {
+  const { NodeFS } = await import('@electric-sql/pglite/nodefs')
+  type InitResult = Awaited<ReturnType<InstanceType<typeof NodeFS>['init']>>
+  type Stream = { nfd: number }
+  return new (class SyncedNodeFS extends NodeFS {
+    override async init(...args: Parameters<InstanceType<typeof NodeFS>['init']>): Promise<InitResult> {
+      const result = await super.init(...args)
+      const preRun = result.emscriptenOpts.preRun ?? []
+      result.emscriptenOpts.preRun = [
+        ...(Array.isArray(preRun) ? preRun : [preRun]),
+        (module: { NODEFS: { stream_ops: { fsync?: (stream: Stream) => number } } }) => {
+          module.NODEFS.stream_ops.fsync = (stream) => {
+            fs.fsyncSync(stream.nfd)
+            embeddedSyncs.count++
+            return 0
+          }
+        },
+      ]
+      return result
+    }
+  })(dataDir)
+}
 
 export class DatabaseInUseError extends Error {
   constructor(dataDir: string, pid: number) {
@@ -122,10 +158,15 @@ export async function openDatabase(config: DatabaseConfig): Promise<Database> {
   const unlock = config.dataDir ? lockDataDir(config.dataDir) : () => {}
   let client: InstanceType<typeof PGlite>
   try {
-    client = new PGlite(config.dataDir, {
+    const sync = config.dataDir !== undefined && config.sync !== false
+    client = new PGlite({
+      fs: config.dataDir === undefined ? undefined : sync ? await syncedNodeFS(config.dataDir) : new (await import('@electric-sql/pglite/nodefs')).NodeFS(config.dataDir),
       // PostgreSQL's 128 MB default lives inside PGlite's WebAssembly memory, which never
       // shrinks: an embedded server of one process does well with a quarter of it.
       postgresqlconf: ['shared_buffers=32MB'],
+      // PGlite starts PostgreSQL with -F (fsync off). Durable: without -F, with WAL flushes by
+      // fsync(2) (which syncedNodeFS makes real).
+      startParams: sync ? [...PGlite.defaultStartParams.filter((p) => p !== '-F'), '-c', 'wal_sync_method=fsync'] : undefined,
     })
     await client.waitReady
   } catch (err) {
