@@ -10,6 +10,7 @@ import repositoriesPlugin from './plugins/repositories.ts'
 import registryPlugin from './plugins/registry.ts'
 import errorsPlugin, { frameworkErrors } from './plugins/errors.ts'
 import authPlugin from './plugins/auth.ts'
+import fairUsePlugin from './plugins/fair-use.ts'
 import healthRoutes from './routes/health.ts'
 import projectApiRoutes from './routes/project-api.ts'
 import eventsRoutes from './routes/events.ts'
@@ -145,6 +146,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     await app.register(databasePlugin, { database: config.database })
     await app.register(repositoriesPlugin)
     await app.register(registryPlugin, { now: options.now ?? (() => new Date()), checkOutputs: options.checkOutputs })
+    await app.register(fairUsePlugin, { limits: config.rateLimit })
     await app.register(authPlugin, { publicUrl: config.publicUrl })
 
     await app.register(corsPlugin, { publicUrl: config.publicUrl, allowedOrigins: config.allowedOrigins })

@@ -12,11 +12,17 @@ export const EnvSchema = Type.Object({
   PUBLIC_URL: Type.Optional(Type.String({ pattern: '^https?://[^/\\s]+(/[^\\s]*)?$' })),
   DATABASE_URL: Type.Optional(Type.String({ pattern: '^(postgres(ql)?://|memory://$)' })),
   DATA_DIR: Type.String({ default: './.data', minLength: 1 }),
+  EMBEDDED_SYNC: Type.Union([Type.Literal('true'), Type.Literal('false')], { default: 'true' }),
   ALLOWED_ORIGINS: Type.String({ default: '', pattern: '^(https?://[^/,\\s]+)?(,\\s*https?://[^/,\\s]+)*$' }),
   TRUST_PROXY: Type.String({ default: 'false', pattern: '^(true|false|\\d{1,2}|[0-9a-fA-F.:/]+(,\\s*[0-9a-fA-F.:/]+)*)$' }),
   OAUTH_CLIENT_METADATA_PRIVATE_NETWORK: Type.Union([Type.Literal('true'), Type.Literal('false')], { default: 'false' }),
   REQUEST_TIMEOUT_MS: Type.Integer({ default: 30_000, minimum: 1000, maximum: 600_000 }),
   KEEP_ALIVE_TIMEOUT_MS: Type.Integer({ default: 72_000, minimum: 1000, maximum: 600_000 }),
+  RATE_LIMIT_MAX: Type.Integer({ default: 300, minimum: 0, maximum: 1_000_000 }),
+  RATE_LIMIT_INGEST_MAX: Type.Integer({ default: 1000, minimum: 0, maximum: 1_000_000 }),
+  RATE_LIMIT_WINDOW_SECONDS: Type.Integer({ default: 10, minimum: 1, maximum: 3600 }),
+  RATE_LIMIT_AUTH_FAILURES: Type.Integer({ default: 30, minimum: 0, maximum: 1_000_000 }),
+  RATE_LIMIT_CONCURRENCY: Type.Integer({ default: 8, minimum: 0, maximum: 10_000 }),
   LOG_LEVEL: Type.Union(
     ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)),
     { default: 'info' }
@@ -32,16 +38,36 @@ const hints: Record<keyof Env, string> = {
   PUBLIC_URL: 'an absolute http(s) URL such as https://growthdesk.example.com',
   DATABASE_URL: 'a postgres:// URL, or memory:// for an in-memory embedded database',
   DATA_DIR: 'a folder for the embedded database',
+  EMBEDDED_SYNC: 'true or false',
   ALLOWED_ORIGINS: 'a comma-separated list of origins such as https://app.example.com,http://localhost:6274',
   TRUST_PROXY: 'true, false, a number of proxy hops, or comma-separated proxy addresses/CIDRs',
   OAUTH_CLIENT_METADATA_PRIVATE_NETWORK: 'true or false',
   REQUEST_TIMEOUT_MS: 'milliseconds from 1000 to 600000 in which a whole request must arrive',
   KEEP_ALIVE_TIMEOUT_MS: 'milliseconds from 1000 to 600000 an idle keep-alive connection stays open',
+  RATE_LIMIT_MAX: 'requests per credential per window, an integer from 0 (no limit) to 1000000',
+  RATE_LIMIT_INGEST_MAX: 'event batches per credential per window, an integer from 0 (no limit) to 1000000',
+  RATE_LIMIT_WINDOW_SECONDS: 'the rate-limit window in seconds, from 1 to 3600',
+  RATE_LIMIT_AUTH_FAILURES: 'failed authentications per client address per minute, an integer from 0 (no limit) to 1000000',
+  RATE_LIMIT_CONCURRENCY: 'concurrent requests per credential per instance, an integer from 0 (no limit) to 10000',
   LOG_LEVEL: 'one of fatal, error, warn, info, debug, trace, silent',
 }
 
 /** The database settings; the type lives with the code that opens it. */
 export type Database = DatabaseConfig
+
+/** Fair use (plugins/fair-use.ts): a max of 0 turns that limit off. */
+export interface RateLimits {
+  /** Requests per credential per window on the project-side API, the tools API and MCP. */
+  max: number
+  /** Event batches (POST /v1/events) per credential per window. */
+  ingestMax: number
+  windowMs: number
+  /** Failed authentications per client address per `authFailureWindowMs`. */
+  authFailures: number
+  authFailureWindowMs: number
+  /** Requests of one credential in progress at once on one instance. */
+  concurrency: number
+}
 
 export interface Config {
   host: string
@@ -58,6 +84,8 @@ export interface Config {
   requestTimeoutMs: number
   /** An idle keep-alive connection is closed after this. */
   keepAliveTimeoutMs: number
+  /** Per-credential and per-address limits; absent means none (tests that do not test them). */
+  rateLimit?: RateLimits
   /**
    * OAUTH_CLIENT_METADATA_PRIVATE_NETWORK: let the OAuth server fetch Client ID Metadata
    * Documents from private, loopback and link-local addresses, and over http://. Off by default
@@ -103,7 +131,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const publicUrl = (e.PUBLIC_URL ?? `http://${host}:${e.PORT}`).replace(/\/+$/, '')
   const database: Database =
     e.DATABASE_URL === undefined
-      ? { kind: 'pglite', dataDir: path.resolve(e.DATA_DIR) }
+      ? { kind: 'pglite', dataDir: path.resolve(e.DATA_DIR), sync: e.EMBEDDED_SYNC === 'true' }
       : e.DATABASE_URL === 'memory://'
         ? { kind: 'pglite', dataDir: undefined }
         : { kind: 'postgres', url: e.DATABASE_URL }
@@ -111,5 +139,24 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const trustProxy =
     e.TRUST_PROXY === 'true' ? true : e.TRUST_PROXY === 'false' ? false : /^\d+$/.test(e.TRUST_PROXY) ? Number(e.TRUST_PROXY) : e.TRUST_PROXY.split(',').map((a) => a.trim())
   const oauthClientMetadataPrivateNetwork = e.OAUTH_CLIENT_METADATA_PRIVATE_NETWORK === 'true'
-  return { host: e.HOST, port: e.PORT, publicUrl, database, allowedOrigins, trustProxy, logLevel: e.LOG_LEVEL, oauthClientMetadataPrivateNetwork, requestTimeoutMs: e.REQUEST_TIMEOUT_MS, keepAliveTimeoutMs: e.KEEP_ALIVE_TIMEOUT_MS }
+  return {
+    host: e.HOST,
+    port: e.PORT,
+    publicUrl,
+    database,
+    allowedOrigins,
+    trustProxy,
+    logLevel: e.LOG_LEVEL,
+    oauthClientMetadataPrivateNetwork,
+    requestTimeoutMs: e.REQUEST_TIMEOUT_MS,
+    keepAliveTimeoutMs: e.KEEP_ALIVE_TIMEOUT_MS,
+    rateLimit: {
+      max: e.RATE_LIMIT_MAX,
+      ingestMax: e.RATE_LIMIT_INGEST_MAX,
+      windowMs: e.RATE_LIMIT_WINDOW_SECONDS * 1000,
+      authFailures: e.RATE_LIMIT_AUTH_FAILURES,
+      authFailureWindowMs: 60_000,
+      concurrency: e.RATE_LIMIT_CONCURRENCY,
+    }
+  }
 }

@@ -6,7 +6,7 @@ import { performance } from 'node:perf_hooks'
 import autocannon from 'autocannon'
 
 export type ClientTask =
-  | { kind: 'latency'; url: string; headers: Record<string, string>; warmup: number; requests: number }
+  | { kind: 'latency'; url: string; headers: Record<string, string>; warmup: number; requests: number; /** pause between requests */ intervalMs?: number }
   | { kind: 'autocannon'; url: string; headers: Record<string, string>; connections: number; seconds: number }
   | {
     kind: 'ingest'
@@ -73,6 +73,7 @@ async function latency(task: Extract<ClientTask, { kind: 'latency' }>): Promise<
       if (res.status !== 200) throw new Error(`GET ${url.pathname}${url.search} answered ${res.status}: ${res.body.slice(0, 500)}`)
       if (i >= task.warmup) samples.push(ms)
       lastBody = res.body
+      if (task.intervalMs) await new Promise((resolve) => setTimeout(resolve, task.intervalMs))
     }
   } finally {
     agent.destroy()

@@ -186,7 +186,7 @@ async function main() {
     const origin = `http://127.0.0.1:${port}`
     app = await buildApp({
       config: {
-        ...loadConfig({ HOST: '127.0.0.1', PORT: String(port), PUBLIC_URL: origin, LOG_LEVEL: 'silent' }),
+        ...loadConfig({ HOST: '127.0.0.1', PORT: String(port), PUBLIC_URL: origin, LOG_LEVEL: 'silent', RATE_LIMIT_MAX: '1000000', RATE_LIMIT_CONCURRENCY: '0' }),
         database: { kind: 'postgres', url: benchUrl.toString() },
       },
       logger: false,

@@ -10,7 +10,6 @@
 //  5. the naive raw-events query a peer uses, timed directly, against daily-ops;
 //  6. a table of results against the targets; 7. the database dropped unless --keep.
 // Nothing is written to the repository; the exit code is 1 when a target is missed.
-import { fork, type ChildProcess } from 'node:child_process'
 import { parseArgs } from 'node:util'
 import { performance } from 'node:perf_hooks'
 import type { AddressInfo } from 'node:net'
@@ -22,7 +21,8 @@ import { loadConfig } from '../config.ts'
 import { bootstrap, createKey } from '../core/admin.ts'
 import { localDate } from '../core/time.ts'
 import { cpuSnapshot, cpuUsed, type CpuUsed } from './cpu.ts'
-import type { ClientReply, ClientTask, IngestResult, LatencyResult } from './client.ts'
+import type { IngestResult, LatencyResult } from './client.ts'
+import { Client } from './client-process.ts'
 import {
   buildRollup, createIndexes, dropSecondaryIndexes, indexDefinitions, loadEvents, loadOpportunities,
   opportunityCountMismatches, rollupSteps, verifyRollupsByIngestion, type Dataset,
@@ -153,32 +153,6 @@ function table(header: string[], rows: string[][]): string {
 // ---------------------------------------------------------------------------------------------
 // The client process
 
-class Client {
-  private readonly child: ChildProcess
-  constructor() {
-    // The same Node flags as this process (Node strips the child's types as it does ours).
-    this.child = fork(new URL('./client.ts', import.meta.url).pathname, [], { execArgv: process.execArgv, stdio: 'inherit' })
-  }
-
-  run<T>(task: ClientTask): Promise<T> {
-    return new Promise((resolve, reject) => {
-      const onExit = (code: number | null) => reject(new Error(`the client process exited (${code}) during ${task.kind}`))
-      this.child.once('exit', onExit)
-      this.child.once('message', (reply: ClientReply<T>) => {
-        this.child.off('exit', onExit)
-        if (reply.ok) resolve(reply.result)
-        else reject(new Error(`client ${task.kind}: ${reply.error}`))
-      })
-      this.child.send(task)
-    })
-  }
-
-  close() {
-    if (this.child.connected) this.child.disconnect()
-    if (this.child.exitCode === null) this.child.kill()
-  }
-}
-
 // ---------------------------------------------------------------------------------------------
 
 const baseUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
@@ -245,7 +219,7 @@ async function main() {
   app = await step('build app (migrations)', () =>
     buildApp({
       // The configuration a deployment would read from this environment (defaults for the rest).
-      config: { ...loadConfig({ HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'warn' }), database: { kind: 'postgres', url: benchUrl }, logLevel: 'warn' },
+      config: { ...loadConfig({ HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'warn', RATE_LIMIT_MAX: '1000000', RATE_LIMIT_INGEST_MAX: '1000000', RATE_LIMIT_CONCURRENCY: '0' }), database: { kind: 'postgres', url: benchUrl }, logLevel: 'warn' },
       logger: false,
     })
   )

@@ -217,6 +217,16 @@ export const appSecrets = pgTable('app_secrets', {
   createdAt: createdAt(),
 })
 
+/**
+ * Fair-use counters shared by every instance on one database: hits of a rate-limit key in a
+ * fixed window (epoch ms of its start). Unlogged: a counter lost in a crash costs nothing.
+ */
+export const rateLimitHits = pgTable('rate_limit_hits', {
+  key: text('key').notNull(),
+  windowStart: bigint('window_start', { mode: 'number' }).notNull(),
+  hits: integer('hits').notNull(),
+}, (t) => [primaryKey({ columns: [t.key, t.windowStart] })])
+
 /** OAuth clients registered dynamically (RFC 7591). */
 export const oauthClients = pgTable('oauth_clients', {
   id: text('id').primaryKey(),
@@ -274,6 +284,7 @@ export const schema = {
   memories,
   sessions,
   appSecrets,
+  rateLimitHits,
   oauthClients,
   oauthGrants,
   oauthCodes,

@@ -4,6 +4,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { appError } from '../core/errors.ts'
 import { hashKey, keyKindNames, parseKey, type KeyKind } from '../db/keys.ts'
 import type { Principal } from '../core/access.ts'
+import type { Bucket } from './fair-use.ts'
 
 export type Surface = 'project-api' | 'tools-api' | 'mcp' | 'ingest'
 
@@ -38,7 +39,8 @@ async function authPlugin(app: FastifyInstance, options: { publicUrl: string }) 
     reply.header('WWW-Authenticate', `Bearer ${params.join(', ')}`)
   }
 
-  async function principalFor(request: FastifyRequest, reply: FastifyReply, surface: Surface): Promise<Principal> {
+  /** The bearer credential of a request and its hash (the stored form), or a 401. */
+  function credentialOf(request: FastifyRequest, reply: FastifyReply, surface: Surface): { key: string; hash: string } {
     const accepted = surfaceKinds[surface]
     const header = request.headers.authorization
     const match = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null
@@ -47,6 +49,11 @@ async function authPlugin(app: FastifyInstance, options: { publicUrl: string }) 
       throw appError('Unauthorized', `Authentication required: send the header Authorization: Bearer <key> with ${withArticle(listKinds(accepted))}.`)
     }
     const key = match[1]!
+    return { key, hash: hashKey(key) }
+  }
+
+  async function principalFor(request: FastifyRequest, reply: FastifyReply, surface: Surface, key: string, hash: string): Promise<Principal> {
+    const accepted = surfaceKinds[surface]
     const kind = parseKey(key)
     if (!kind) {
       challenge(reply, surface, 'invalid_token')
@@ -57,7 +64,7 @@ async function authPlugin(app: FastifyInstance, options: { publicUrl: string }) 
       throw appError('Unauthorized', `This endpoint takes ${withArticle(listKinds(accepted))}; ${withArticle(keyKindNames[kind])} was sent.`)
     }
     const now = app.now()
-    const row = await app.repos.apiKeys.findActive(hashKey(key), now)
+    const row = await app.repos.apiKeys.findActive(hash, now)
     if (!row) {
       challenge(reply, surface, 'invalid_token')
       throw appError('Unauthorized', 'The key is not valid: it is unknown, revoked or expired.')
@@ -77,10 +84,24 @@ async function authPlugin(app: FastifyInstance, options: { publicUrl: string }) 
   }
 
   app.decorate('authenticate', (surface: Surface) => {
+    const bucket: Bucket = surface === 'ingest' ? 'ingest' : 'requests'
     return async function authenticate(request, reply) {
       // What a credential sees is nobody else's: no shared cache may keep it.
       reply.header('cache-control', 'no-store')
-      request.principal = await principalFor(request, reply, surface)
+      // An address that keeps failing is turned away before its credential is even looked up,
+      // and so is a credential already over its limit: a flood costs no database work.
+      app.fairUse.checkAddress(request, reply)
+      const { key, hash } = credentialOf(request, reply, surface)
+      app.fairUse.checkCredential(request, reply, hash, bucket)
+      try {
+        request.principal = await principalFor(request, reply, surface, key, hash)
+      } catch (err) {
+        await app.fairUse.authFailed(request)
+        throw err
+      }
+      // A request turned away for concurrency is not counted against the rate.
+      app.fairUse.enter(request, reply, hash)
+      await app.fairUse.charge(request, reply, hash, bucket)
     }
   })
 
@@ -90,4 +111,4 @@ async function authPlugin(app: FastifyInstance, options: { publicUrl: string }) 
   })
 }
 
-export default fp(authPlugin, { name: 'auth', dependencies: ['repositories', 'registry'] })
+export default fp(authPlugin, { name: 'auth', dependencies: ['repositories', 'registry', 'fair-use'] })

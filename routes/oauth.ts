@@ -6,7 +6,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto'
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
 import formbody from '@fastify/formbody'
-import rateLimit from '@fastify/rate-limit'
 import { hashKey } from '../db/keys.ts'
 import type { OAuthClient } from '../db/repositories/oauth.ts'
 import { SCOPES } from './oauth-metadata.ts'
@@ -43,7 +42,6 @@ export function pkceS256(verifier: string): string {
 const oauthRoutes: FastifyPluginAsync<{ publicUrl: string }> = async (app, { publicUrl }) => {
   const resource = `${publicUrl}/mcp`
   await app.register(formbody)
-  await app.register(rateLimit, { global: false })
   // An OAuth client reads OAuth error bodies (RFC 6749 §5.2), also when it is slowed down;
   // everything else goes on to the app's error handler.
   app.setErrorHandler(async (error: Error & { statusCode?: number }, _request, reply) => {

@@ -10,14 +10,23 @@ t.test('defaults: 127.0.0.1:3000, embedded database in ./.data, public URL from 
     host: '127.0.0.1',
     port: 3000,
     publicUrl: 'http://127.0.0.1:3000',
-    database: { kind: 'pglite', dataDir: path.resolve('./.data') },
+    database: { kind: 'pglite', dataDir: path.resolve('./.data'), sync: true },
     allowedOrigins: [],
     trustProxy: false,
     logLevel: 'info',
     oauthClientMetadataPrivateNetwork: false,
     requestTimeoutMs: 30_000,
     keepAliveTimeoutMs: 72_000,
+    rateLimit: { max: 300, ingestMax: 1000, windowMs: 10_000, authFailures: 30, authFailureWindowMs: 60_000, concurrency: 8 },
   })
+})
+
+t.test('RATE_LIMIT_*: whole numbers in range, 0 turns a limit off', async (t) => {
+  t.same(loadConfig({ RATE_LIMIT_MAX: '50', RATE_LIMIT_INGEST_MAX: '0', RATE_LIMIT_WINDOW_SECONDS: '60', RATE_LIMIT_AUTH_FAILURES: '5' }).rateLimit,
+    { max: 50, ingestMax: 0, windowMs: 60_000, authFailures: 5, authFailureWindowMs: 60_000, concurrency: 8 })
+  t.throws(() => loadConfig({ RATE_LIMIT_MAX: '-1' }), /RATE_LIMIT_MAX="-1" — expected requests per credential per window/)
+  t.throws(() => loadConfig({ RATE_LIMIT_WINDOW_SECONDS: '0' }), /RATE_LIMIT_WINDOW_SECONDS="0" — expected the rate-limit window in seconds, from 1 to 3600/)
+  t.throws(() => loadConfig({ RATE_LIMIT_AUTH_FAILURES: 'many' }), /RATE_LIMIT_AUTH_FAILURES="many"/)
 })
 
 t.test('REQUEST_TIMEOUT_MS and KEEP_ALIVE_TIMEOUT_MS: whole milliseconds in range', async (t) => {
@@ -65,9 +74,11 @@ t.test('values are read and transformed once', async (t) => {
   t.equal(config.host, '0.0.0.0')
   t.equal(config.port, 8080)
   t.equal(config.publicUrl, 'http://127.0.0.1:8080', 'listening everywhere: clients are told the loopback address')
-  t.same(config.database, { kind: 'pglite', dataDir: '/var/lib/growthdesk' })
+  t.same(config.database, { kind: 'pglite', dataDir: '/var/lib/growthdesk', sync: true })
   t.equal(config.logLevel, 'warn')
-  t.same(loadConfig({ DATA_DIR: 'state/db' }).database, { kind: 'pglite', dataDir: path.resolve('state/db') })
+  t.same(loadConfig({ DATA_DIR: 'state/db' }).database, { kind: 'pglite', dataDir: path.resolve('state/db'), sync: true })
+  t.same(loadConfig({ EMBEDDED_SYNC: 'false' }).database, { kind: 'pglite', dataDir: path.resolve('./.data'), sync: false })
+  t.throws(() => loadConfig({ EMBEDDED_SYNC: 'no' }), /EMBEDDED_SYNC="no" — expected true or false/)
   t.equal(loadConfig({ PORT: '0' }).port, 0)
   t.equal(loadConfig({ PORT: '65535' }).port, 65535)
   t.equal(loadConfig({ HOST: '::1' }).publicUrl, 'http://[::1]:3000', 'an IPv6 host is bracketed in the URL')

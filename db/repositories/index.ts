@@ -8,6 +8,7 @@ import { createSignalsRepository } from './signals.ts'
 import { createOAuthRepository } from './oauth.ts'
 import { createSessionsRepository } from './sessions.ts'
 import { createProjectsRepository } from './projects.ts'
+import { createRateLimitsRepository } from './rate-limits.ts'
 import { createUsersRepository } from './users.ts'
 import { createWorkspacesRepository } from './workspaces.ts'
 
@@ -23,6 +24,7 @@ export function createRepositories(db: Queryable) {
     signals: createSignalsRepository(db),
     oauth: createOAuthRepository(db),
     sessions: createSessionsRepository(db),
+    rateLimits: createRateLimitsRepository(db),
   }
 }
 

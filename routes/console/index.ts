@@ -8,7 +8,6 @@ import session from '@fastify/session'
 import csrf from '@fastify/csrf-protection'
 import formbody from '@fastify/formbody'
 import helmet from '@fastify/helmet'
-import rateLimit from '@fastify/rate-limit'
 import view from '@fastify/view'
 import { Eta } from 'eta'
 import consolePages from './pages.ts'
@@ -51,7 +50,6 @@ export default async function consolePlugin(app: FastifyInstance, options: Conso
     cookieOpts: { signed: true, httpOnly: true, secure, sameSite: 'lax', path: '/' },
   })
   await app.register(formbody)
-  await app.register(rateLimit, { global: false })
   await app.register(helmet, {
     contentSecurityPolicy: {
       directives: {

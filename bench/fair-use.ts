@@ -1,0 +1,104 @@
+// npm run bench:fair-use [-- --seconds 10] [--connections 50]
+//
+// Does one noisy key slow another workspace down? On the local PostgreSQL, one app with the
+// default limits (RATE_LIMIT_* unset) and one with the per-credential limits off: a quiet
+// tenant (workspace B) reads its daily-ops 20 times a second on one connection, first alone,
+// then while workspace A floods the same read with `--connections` connections (the app with
+// limits refuses most of the flood: over 8 concurrent requests, or over 300 in a window). Printed: B's
+// p50/p99 alone and beside the flood, and what the flood got (2xx and 429). Target: with the
+// limits on, B's p50 beside the flood ≤ 2× its p50 alone. The load generators are child
+// processes; the exit code is 1 when the target is missed.
+import { parseArgs } from 'node:util'
+import os from 'node:os'
+import postgres from 'postgres'
+import type { FastifyInstance } from 'fastify'
+import { buildApp } from '../app.ts'
+import { loadConfig } from '../config.ts'
+import { bootstrap } from '../core/admin.ts'
+import type { LatencyResult } from './client.ts'
+import { Client, freePort, loadAverage } from './client-process.ts'
+
+const { values: args } = parseArgs({
+  options: {
+    seconds: { type: 'string', default: '10' },
+    connections: { type: 'string', default: '50' },
+    'db-name': { type: 'string', default: 'growthdesk_bench_fair_use' },
+  },
+})
+const seconds = Number(args.seconds)
+const connections = Number(args.connections)
+const dbName = args['db-name']!
+if (!(seconds >= 1 && seconds <= 600) || !(connections >= 1 && connections <= 1000) || !/^[a-z_][a-z0-9_]{0,62}$/.test(dbName)) {
+  process.stderr.write('Usage: npm run bench:fair-use -- [--seconds 1…600] [--connections 1…1000] [--db-name name]\n')
+  process.exit(2)
+}
+
+const log = (line = '') => process.stdout.write(`${line}\n`)
+const baseUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
+const quiet = { onnotice: () => {} }
+const INTERVAL_MS = 50
+
+interface CannonResult { requestsPerSecond: number; total: number; non2xx: number; errors: number; p50: number }
+const quantile = (xs: number[], q: number) => {
+  const s = [...xs].sort((a, b) => a - b)
+  return s[Math.min(s.length - 1, Math.floor(q * s.length))] ?? NaN
+}
+
+async function scenario(label: string, env: Record<string, string>): Promise<{ alone: number; flooded: number }> {
+  const admin = postgres(baseUrl, { max: 1, ...quiet })
+  await admin.unsafe(`drop database if exists ${dbName} with (force)`)
+  await admin.unsafe(`create database ${dbName}`)
+  await admin.end()
+  const url = new URL(baseUrl)
+  url.pathname = `/${dbName}`
+  const port = await freePort()
+  const origin = `http://127.0.0.1:${port}`
+  let app: FastifyInstance | undefined
+  const quietClient = new Client()
+  const floodClient = new Client()
+  try {
+    app = await buildApp({
+      config: { ...loadConfig({ HOST: '127.0.0.1', PORT: String(port), PUBLIC_URL: origin, LOG_LEVEL: 'silent', ...env }), database: { kind: 'postgres', url: url.toString() } },
+      logger: false,
+    })
+    const a = await bootstrap(app, { workspace: 'noisy', email: 'noisy@growthdesk.bench', project: 'Noisy' })
+    const b = await bootstrap(app, { workspace: 'quiet', email: 'quiet@growthdesk.bench', project: 'Quiet' })
+    await app.listen({ host: '127.0.0.1', port })
+    const read = (ws: typeof a) => ({ url: `${origin}/api/v1/mcp/projects/${ws.project.id}/daily-ops`, headers: { authorization: `Bearer ${ws.keys.mcp}` } })
+    const requests = Math.round((seconds * 1000) / INTERVAL_MS)
+
+    const alone = await quietClient.run<LatencyResult>({ kind: 'latency', ...read(b), warmup: 20, requests, intervalMs: INTERVAL_MS })
+    const [flood, beside] = await Promise.all([
+      floodClient.run<CannonResult>({ kind: 'autocannon', ...read(a), connections, seconds: seconds + 2 }),
+      // The flood starts first: the quiet tenant's samples all fall inside it.
+      new Promise((resolve) => setTimeout(resolve, 1000)).then(() =>
+        quietClient.run<LatencyResult>({ kind: 'latency', ...read(b), warmup: 0, requests, intervalMs: INTERVAL_MS })),
+    ])
+    const p = (r: LatencyResult, q: number) => quantile(r.samples, q)
+    log(`${label}`)
+    log(`  quiet tenant alone        p50 ${p(alone, 0.5).toFixed(2).padStart(7)} ms   p99 ${p(alone, 0.99).toFixed(2).padStart(7)} ms   (${alone.samples.length} reads)`)
+    log(`  quiet tenant beside flood p50 ${p(beside, 0.5).toFixed(2).padStart(7)} ms   p99 ${p(beside, 0.99).toFixed(2).padStart(7)} ms   (${beside.samples.length} reads, all 200)`)
+    log(`  flood: ${flood.total} requests, ${Math.round(flood.requestsPerSecond)} req/s, ${flood.total - flood.non2xx} answered 2xx, ${flood.non2xx} refused (429), errors ${flood.errors}`)
+    log(`  slow-down of the quiet tenant: p50 ×${(p(beside, 0.5) / p(alone, 0.5)).toFixed(2)}, p99 ×${(p(beside, 0.99) / p(alone, 0.99)).toFixed(2)}`)
+    return { alone: p(alone, 0.5), flooded: p(beside, 0.5) }
+  } finally {
+    quietClient.close()
+    floodClient.close()
+    await app?.close()
+    const end = postgres(baseUrl, { max: 1, ...quiet })
+    await end.unsafe(`drop database if exists ${dbName} with (force)`).catch(() => {})
+    await end.end()
+  }
+}
+
+log(`growthdesk bench:fair-use — ${os.cpus().length} CPUs, Node ${process.version}, load average ${loadAverage()}`)
+log(`flood: ${connections} connections for ${seconds + 2} s; quiet tenant: one read every ${INTERVAL_MS} ms on one connection`)
+log()
+const limited = await scenario('default limits (300 requests per 10 s and 8 at a time per credential)', {})
+log()
+await scenario('no per-credential limits (RATE_LIMIT_MAX=0, RATE_LIMIT_CONCURRENCY=0)', { RATE_LIMIT_MAX: '0', RATE_LIMIT_CONCURRENCY: '0' })
+log()
+const ratio = limited.flooded / limited.alone
+log(`target: quiet tenant's p50 beside the flood ≤ 2× alone, with the default limits — ×${ratio.toFixed(2)} ${ratio <= 2 ? 'PASS' : 'FAIL'}`)
+log(`load average after: ${loadAverage()}`)
+process.exit(ratio <= 2 ? 0 : 1)

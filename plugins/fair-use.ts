@@ -1,0 +1,132 @@
+// Fair use: per-credential request limits on every authenticated surface (REST, tools, MCP;
+// ingestion counted per event batch, in a bucket of its own), a lower per-address limit on failed
+// authentication, and the per-route limits of the console and OAuth endpoints — all counted in
+// core/fair-use.ts's windows, shared by the instances on one PostgreSQL database.
+//
+// Headers follow the IETF draft (draft-ietf-httpapi-ratelimit-headers, the names
+// @fastify/rate-limit sends with `enableDraftSpec`): RateLimit-Limit, RateLimit-Remaining,
+// RateLimit-Reset (seconds) and RateLimit-Policy on every authenticated response, Retry-After on a 429.
+import fp from 'fastify-plugin'
+import rateLimit from '@fastify/rate-limit'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { RateLimits } from '../config.ts'
+import { appError } from '../core/errors.ts'
+import { rateLimitStore, SharedCounters, type WindowCount } from '../core/fair-use.ts'
+
+/** Which bucket a surface's requests count in. */
+export type Bucket = 'requests' | 'ingest'
+
+export interface FairUse {
+  /** The counters (tests flush them to see another instance's counts). */
+  counters: SharedCounters
+  /** Throws a 429 when the client's address has failed authentication too often (no lookup made). */
+  checkAddress(request: FastifyRequest, reply: FastifyReply): void
+  /** Counts a failed authentication of the client's address. */
+  authFailed(request: FastifyRequest): Promise<void>
+  /** Throws a 429 when the credential is already over its limit (before it is looked up). */
+  checkCredential(request: FastifyRequest, reply: FastifyReply, credential: string, bucket: Bucket): void
+  /** Counts the request against the credential; sets the RateLimit headers; throws a 429 when over. */
+  charge(request: FastifyRequest, reply: FastifyReply, credential: string, bucket: Bucket): Promise<void>
+  /**
+   * Holds one of the credential's concurrent slots on this instance until the response ends;
+   * throws a 429 when all are taken (one key cannot occupy every database connection).
+   */
+  enter(request: FastifyRequest, reply: FastifyReply, credential: string): void
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    fairUse: FairUse
+  }
+}
+
+const seconds = (ms: number) => Math.max(1, Math.ceil(ms / 1000))
+
+async function fairUsePlugin(app: FastifyInstance, options: { limits?: RateLimits }) {
+  const limits = options.limits
+  const counters = new SharedCounters(app.database.kind === 'postgres' ? app.repos.rateLimits : undefined, {
+    onError: (err) => app.log.warn({ err }, 'could not share rate-limit counters'),
+  })
+  app.addHook('onReady', async () => counters.start())
+  app.addHook('onClose', async () => counters.close())
+
+  // The per-route limits (`config.rateLimit` on a route) count in the same shared windows.
+  await app.register(rateLimit, { global: false, enableDraftSpec: true, store: rateLimitStore(counters) })
+
+  const bucketOf = (bucket: Bucket) =>
+    limits && (bucket === 'ingest' ? limits.ingestMax : limits.max) > 0
+      ? { max: bucket === 'ingest' ? limits.ingestMax : limits.max, windowMs: limits.windowMs, prefix: bucket === 'ingest' ? 'i:' : 'k:' }
+      : undefined
+
+  function headers(reply: FastifyReply, max: number, windowMs: number, count: WindowCount) {
+    reply.header('ratelimit-limit', max)
+    reply.header('ratelimit-remaining', Math.max(0, max - count.current))
+    reply.header('ratelimit-reset', seconds(count.ttl))
+    reply.header('ratelimit-policy', `${max};w=${windowMs / 1000}`)
+  }
+
+  function tooMany(reply: FastifyReply, ttl: number, message: string): never {
+    reply.header('retry-after', seconds(ttl))
+    throw appError('RateLimited', `${message} Retry in ${seconds(ttl)} s.`)
+  }
+
+  const inFlight = new Map<string, number>()
+
+  const addressKey = (request: FastifyRequest) => `f:${rateLimit.normalizeIP(request.ip)}`
+
+  const fairUse: FairUse = {
+    counters,
+
+    checkAddress(request, reply) {
+      if (!limits || limits.authFailures === 0) return
+      const count = counters.peek(addressKey(request), limits.authFailureWindowMs)
+      if (count.current >= limits.authFailures) {
+        tooMany(reply, count.ttl, `Too many failed authentications from this address (at most ${limits.authFailures} a minute).`)
+      }
+    },
+
+    async authFailed(request) {
+      if (!limits || limits.authFailures === 0) return
+      await counters.hit(addressKey(request), limits.authFailureWindowMs)
+    },
+
+    checkCredential(_request, reply, credential, bucket) {
+      const b = bucketOf(bucket)
+      if (!b) return
+      const count = counters.peek(b.prefix + credential, b.windowMs)
+      if (count.current >= b.max) {
+        headers(reply, b.max, b.windowMs, { current: count.current + 1, ttl: count.ttl })
+        tooMany(reply, count.ttl, limitMessage(bucket, b.max, b.windowMs))
+      }
+    },
+
+    async charge(_request, reply, credential, bucket) {
+      const b = bucketOf(bucket)
+      if (!b) return
+      const count = await counters.hit(b.prefix + credential, b.windowMs)
+      headers(reply, b.max, b.windowMs, count)
+      if (count.current > b.max) tooMany(reply, count.ttl, limitMessage(bucket, b.max, b.windowMs))
+    },
+
+    enter(_request, reply, credential) {
+      const limit = limits?.concurrency ?? 0
+      if (limit === 0) return
+      const busy = inFlight.get(credential) ?? 0
+      if (busy >= limit) tooMany(reply, 1000, `Too many concurrent requests with this credential: at most ${limit} at a time.`)
+      inFlight.set(credential, busy + 1)
+      reply.raw.once('close', () => {
+        const left = (inFlight.get(credential) ?? 1) - 1
+        if (left === 0) inFlight.delete(credential)
+        else inFlight.set(credential, left)
+      })
+    },
+  }
+  app.decorate('fairUse', fairUse)
+}
+
+function limitMessage(bucket: Bucket, max: number, windowMs: number): string {
+  const what = bucket === 'ingest' ? 'event batches' : 'requests'
+  return `Too many ${what} with this credential: at most ${max} ${what} every ${windowMs / 1000} s.`
+}
+
+export default fp(fairUsePlugin, { name: 'fair-use', dependencies: ['database', 'repositories'] })
