@@ -4,6 +4,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { drizzlePglite, drizzlePostgres, migratePglite, migratePostgres, sql, type PgDatabase, type PgQueryResultHKT } from './orm.ts'
 import { schema } from './schema.ts'
+import { copyTemplate, ensureTemplate, migrationsFolder } from './pglite-template.ts'
 
 /** Which database to open (config.ts builds it from the environment). */
 export type DatabaseConfig =
@@ -36,8 +37,6 @@ export interface Database {
   close(): Promise<void>
 }
 
-const migrationsFolder = path.join(import.meta.dirname, 'migrations')
-
 export class DatabaseInUseError extends Error {
   constructor(dataDir: string, pid: number) {
     super(
@@ -60,10 +59,12 @@ function isAlive(pid: number): boolean {
 /** Folders this process holds: the pid file alone cannot tell two opens in one process apart. */
 const heldHere = new Set<string>()
 
+const LOCK_FILE = 'growthdesk.pid'
+
 /** PGlite has no locking of its own: two processes (or two opens) on one folder would corrupt it. */
 function lockDataDir(dataDir: string): () => void {
   fs.mkdirSync(dataDir, { recursive: true })
-  const lockFile = path.join(dataDir, 'growthdesk.pid')
+  const lockFile = path.join(dataDir, LOCK_FILE)
   if (heldHere.has(lockFile)) throw new DatabaseInUseError(dataDir, process.pid)
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
@@ -122,6 +123,8 @@ export async function openDatabase(config: DatabaseConfig): Promise<Database> {
   const unlock = config.dataDir ? lockDataDir(config.dataDir) : () => {}
   let client: InstanceType<typeof PGlite>
   try {
+    // An empty folder becomes a copy of the migrated template, when there is one (no initdb).
+    if (config.dataDir) copyTemplate(config.dataDir, LOCK_FILE)
     client = new PGlite(config.dataDir, {
       // PostgreSQL's 128 MB default lives inside PGlite's WebAssembly memory, which never
       // shrinks: an embedded server of one process does well with a quarter of it.
@@ -150,4 +153,19 @@ export async function openDatabase(config: DatabaseConfig): Promise<Database> {
       }
     }),
   }
+}
+
+/**
+ * The migrated PGlite folder that empty data folders are copied from (db/pglite-template.ts),
+ * built here — initdb and the migrations — when there is none yet.
+ */
+export function pgliteTemplate(): Promise<string> {
+  return ensureTemplate(async (folder) => {
+    const database = await openDatabase({ kind: 'pglite', dataDir: folder })
+    try {
+      await database.migrate()
+    } finally {
+      await database.close()
+    }
+  })
 }
