@@ -2,7 +2,7 @@
 // (a folder, or memory). Both are driven through the same drizzle schema and queries.
 import fs from 'node:fs'
 import path from 'node:path'
-import { drizzlePglite, drizzlePostgres, migratePglite, migratePostgres, sql, type PgDatabase, type PgQueryResultHKT } from './orm.ts'
+import { pgliteDriver, postgresDriver, sql, type PgDatabase, type PgQueryResultHKT } from './orm.ts'
 import { schema } from './schema.ts'
 import { copyTemplate, ensureTemplate, migrationsFolder } from './pglite-template.ts'
 
@@ -95,8 +95,9 @@ function once(fn: () => Promise<void>): () => Promise<void> {
 export async function openDatabase(config: DatabaseConfig): Promise<Database> {
   if (config.kind === 'postgres') {
     const { default: postgres } = await import('postgres')
+    const { drizzle, migrate } = postgresDriver()
     const client = postgres(config.url, { max: 10, onnotice: () => {}, connection: { application_name: 'growthdesk' } })
-    const db = drizzlePostgres(client, { schema }) as unknown as Db
+    const db = drizzle(client, { schema }) as unknown as Db
     return {
       db,
       kind: 'postgres',
@@ -105,7 +106,7 @@ export async function openDatabase(config: DatabaseConfig): Promise<Database> {
         const lock = await client.reserve()
         try {
           await lock`select pg_advisory_lock(7369826193)`
-          await migratePostgres(drizzlePostgres(client), { migrationsFolder })
+          await migrate(drizzle(client), { migrationsFolder })
         } finally {
           await lock`select pg_advisory_unlock(7369826193)`.catch(() => {})
           lock.release()
@@ -119,7 +120,7 @@ export async function openDatabase(config: DatabaseConfig): Promise<Database> {
       },
     }
   }
-  const { PGlite } = await import('@electric-sql/pglite')
+  const { PGlite, drizzle, migrate } = pgliteDriver()
   const unlock = config.dataDir ? lockDataDir(config.dataDir) : () => {}
   let client: InstanceType<typeof PGlite>
   try {
@@ -135,12 +136,12 @@ export async function openDatabase(config: DatabaseConfig): Promise<Database> {
     unlock()
     throw err
   }
-  const db = drizzlePglite(client, { schema }) as unknown as Db
+  const db = drizzle(client, { schema }) as unknown as Db
   return {
     db,
     kind: 'pglite',
     async migrate() {
-      await migratePglite(drizzlePglite(client), { migrationsFolder })
+      await migrate(drizzle(client), { migrationsFolder })
     },
     async ping() {
       await client.query('select 1')
