@@ -3,7 +3,7 @@
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { Config } from './config.ts'
-import { coercingAjv, MAX_JSON_DEPTH, nestsDeeperThan, strictAjv } from './core/validation.ts'
+import { coercingAjv, MAX_JSON_DEPTH, nestsDeeperThan, serializerOf, strictAjv, validatorOf } from './core/validation.ts'
 import { appError } from './core/errors.ts'
 import databasePlugin from './plugins/database.ts'
 import repositoriesPlugin from './plugins/repositories.ts'
@@ -119,9 +119,9 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     trustProxy: typeof config.trustProxy === 'number' ? (_address: string, hop: number) => hop < (config.trustProxy as number) : (config.trustProxy ?? false),
   }).withTypeProvider<TypeBoxTypeProvider>()
 
-  app.setValidatorCompiler(({ schema, httpPart }) =>
-    httpPart === 'body' ? strictAjv.compile(schema) : coercingAjv.compile(schema)
-  )
+  // Compiled on first use (core/validation.ts), not by Fastify's ready step.
+  app.setValidatorCompiler(({ schema, httpPart }) => validatorOf(httpPart === 'body' ? strictAjv : coercingAjv, schema))
+  app.setSerializerCompiler(({ schema }) => serializerOf(schema))
 
   // Like Fastify's own JSON parser (prototype-poisoning safe), but an empty body is no body,
   // so `DELETE` or a tool call without arguments need not send `{}`.

@@ -1,6 +1,7 @@
-// npm run bench:start — where a start spends its time: spawns `node server.ts` as a user's
-// `npm start` does, times spawn → first 200 from /health, reads the server's own start-up line
-// (module load, database open, migrations, plugins) and the idle RSS a few seconds later.
+// npm run bench:start — where a start spends its time: spawns the server as `npm start` does
+// (package.json's command, minus npm itself), times spawn → first 200 from /health, reads the
+// server's own start-up line (module load, database open, migrations, plugins) and the idle RSS
+// a few seconds later.
 // Embedded database: a first start on an empty folder (migrations, bootstrap), then warm
 // restarts. PostgreSQL (DATABASE_URL, default the local server): the same on a fresh database.
 //   node bench/start.ts [--runs 5] [--idle 5]
@@ -16,6 +17,9 @@ const RUNS = Number(values.runs)
 const IDLE_MS = Number(values.idle) * 1000
 const root = path.join(import.meta.dirname, '..')
 const serverUrl = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
+// `npm start`'s command (`node <flags> start.js`), run by this Node.
+const startArgs = (JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')) as { scripts: { start: string } })
+  .scripts.start.split(/\s+/).slice(1)
 
 interface Startup { node: number; modules: number; databaseOpen: number; migrations: number; plugins: number; firstStart: number; ready: number }
 interface Run { health: number; startup: Startup; rssMb: number }
@@ -27,8 +31,7 @@ function rssMb(pid: number): number {
 
 async function startOnce(env: NodeJS.ProcessEnv, port: number): Promise<Run> {
   const began = performance.now()
-  // As `npm start` runs it (package.json), minus npm itself.
-  const child = spawn(process.execPath, ['--max-semi-space-size=4', 'server.ts'], {
+  const child = spawn(process.execPath, startArgs, {
     cwd: root, env: { ...env, PORT: String(port), LOG_LEVEL: 'info' }, stdio: ['ignore', 'pipe', 'inherit'],
   })
   let out = ''

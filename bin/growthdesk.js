@@ -1,4 +1,8 @@
 #!/usr/bin/env node
 // The `growthdesk` executable. Node (22.18+, 24) runs the TypeScript itself: no build step, no loader.
+// Node's compile cache goes on before any TypeScript is read (see start.js): a second run reads
+// the modules already stripped and compiled.
+import module from 'node:module'
+module.enableCompileCache?.()
 const { main } = await import('./cli.ts')
 process.exitCode = await main(process.argv.slice(2))

@@ -5,9 +5,8 @@ import type { ValidateFunction } from 'ajv'
 import type { FastifyBaseLogger } from 'fastify'
 import type { Principal, ProjectAccess } from './access.ts'
 import { roleAtLeast } from './access.ts'
-import fastJson from 'fast-json-stringify'
 import { appError, detailsFromValidation, invalidArguments, type ErrorDetail } from './errors.ts'
-import { strictAjv } from './validation.ts'
+import { serializerOf, strictAjv, validatorOf } from './validation.ts'
 import { ProjectRef, type Role } from '../schemas/atoms.ts'
 import type { Repositories } from '../db/repositories/index.ts'
 
@@ -71,7 +70,7 @@ interface Entry {
   op: Operation
   contract: ToolContract
   validate: ValidateFunction
-  /** The output schema compiled once: serializes a result and so drops anything it does not declare. */
+  /** The output schema compiled (once, on first use): serializes a result and so drops anything it does not declare. */
   serialize: (result: unknown) => string
   checkOutput?: ValidateFunction
 }
@@ -158,9 +157,9 @@ export class Registry {
     this.entries.set(op.name, {
       op,
       contract,
-      validate: strictAjv.compile(contract.input_schema),
-      serialize: fastJson(contract.output_schema as never),
-      checkOutput: this.deps.checkOutputs ? strictAjv.compile(contract.output_schema) : undefined,
+      validate: validatorOf(strictAjv, contract.input_schema),
+      serialize: serializerOf(contract.output_schema),
+      checkOutput: this.deps.checkOutputs ? validatorOf(strictAjv, contract.output_schema) : undefined,
     })
   }
 

@@ -1,7 +1,8 @@
 // The two Ajv instances every surface validates with: strict for JSON bodies and tool
 // arguments, coercing for query strings and path parameters (which arrive as text).
-import { Ajv, type Options } from 'ajv'
+import { Ajv, type Options, type ValidateFunction } from 'ajv'
 import addFormats from 'ajv-formats'
+import fastJson from 'fast-json-stringify'
 
 const base: Options = {
   allErrors: true,
@@ -19,6 +20,34 @@ function build(options: Options): Ajv {
 
 export const strictAjv = build({ coerceTypes: false })
 export const coercingAjv = build({ coerceTypes: 'array' })
+
+// Validators and serializers are compiled by their first call, not at start: the app has about
+// 200 of them (every operation's arguments and result, every route's parts and responses), and
+// compiling them all took about a fifth of a warm start, for routes a deployment may never see.
+// A schema Ajv or fast-json-stringify refuses fails on first use instead (the tests call every
+// route and tool).
+
+/** An Ajv validator of `schema`, compiled on its first call. */
+export function validatorOf(ajv: Ajv, schema: object): ValidateFunction {
+  let compiled: ValidateFunction | undefined
+  const get = () => (compiled ??= ajv.compile(schema))
+  const validate = ((data: unknown, cxt?: Parameters<ValidateFunction>[1]) => {
+    const fn = get()
+    const valid = fn(data, cxt)
+    validate.errors = fn.errors
+    return valid
+  }) as ValidateFunction
+  // Fastify hands the parent object to a validator that has a schemaEnv, as Ajv's have, so Ajv
+  // can replace a root value (defaults, coercion): reading it compiles.
+  Object.defineProperty(validate, 'schemaEnv', { get: () => get().schemaEnv })
+  return validate
+}
+
+/** fast-json-stringify's serializer of `schema` (writes only what the schema declares), compiled on its first call. */
+export function serializerOf(schema: object): (value: unknown) => string {
+  let compiled: ((value: unknown) => string) | undefined
+  return (value) => (compiled ??= fastJson(schema as never))(value)
+}
 
 /** How deep JSON may nest: far beyond any argument here, and short of any stack. */
 export const MAX_JSON_DEPTH = 64

@@ -2,8 +2,9 @@
 // (a folder, or memory). Both are driven through the same drizzle schema and queries.
 import fs from 'node:fs'
 import path from 'node:path'
-import { drizzlePglite, drizzlePostgres, migratePglite, migratePostgres, sql, type PgDatabase, type PgQueryResultHKT } from './orm.ts'
+import { pgliteDriver, postgresDriver, sql, type PgDatabase, type PgQueryResultHKT } from './orm.ts'
 import { schema } from './schema.ts'
+import { copyTemplate, ensureTemplate, migrationsFolder } from './pglite-template.ts'
 
 /** Which database to open (config.ts builds it from the environment). */
 export type DatabaseConfig =
@@ -41,8 +42,6 @@ export interface Database {
   close(): Promise<void>
 }
 
-const migrationsFolder = path.join(import.meta.dirname, 'migrations')
-
 /** fsync(2) calls the embedded database has made (tests check that commits sync). */
 export const embeddedSyncs = { count: 0 }
 
@@ -51,8 +50,7 @@ export const embeddedSyncs = { count: 0 }
  * has no fsync of its own, so PostgreSQL's WAL flush at commit is a no-op there: an
  * acknowledged write would survive a crash of the process but not of the OS or the power.
  */
-async function syncedNodeFS(dataDir: string) {
-  const { NodeFS } = await import('@electric-sql/pglite/nodefs')
+function syncedNodeFS(NodeFS: ReturnType<typeof pgliteDriver>['NodeFS'], dataDir: string) {
   type InitResult = Awaited<ReturnType<InstanceType<typeof NodeFS>['init']>>
   type Stream = { nfd: number }
   return new (class SyncedNodeFS extends NodeFS {
@@ -96,10 +94,12 @@ function isAlive(pid: number): boolean {
 /** Folders this process holds: the pid file alone cannot tell two opens in one process apart. */
 const heldHere = new Set<string>()
 
+const LOCK_FILE = 'growthdesk.pid'
+
 /** PGlite has no locking of its own: two processes (or two opens) on one folder would corrupt it. */
 function lockDataDir(dataDir: string): () => void {
   fs.mkdirSync(dataDir, { recursive: true })
-  const lockFile = path.join(dataDir, 'growthdesk.pid')
+  const lockFile = path.join(dataDir, LOCK_FILE)
   if (heldHere.has(lockFile)) throw new DatabaseInUseError(dataDir, process.pid)
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
@@ -130,8 +130,9 @@ function once(fn: () => Promise<void>): () => Promise<void> {
 export async function openDatabase(config: DatabaseConfig): Promise<Database> {
   if (config.kind === 'postgres') {
     const { default: postgres } = await import('postgres')
+    const { drizzle, migrate } = postgresDriver()
     const client = postgres(config.url, { max: 10, onnotice: () => {}, connection: { application_name: 'growthdesk' } })
-    const db = drizzlePostgres(client, { schema }) as unknown as Db
+    const db = drizzle(client, { schema }) as unknown as Db
     return {
       db,
       kind: 'postgres',
@@ -140,7 +141,7 @@ export async function openDatabase(config: DatabaseConfig): Promise<Database> {
         const lock = await client.reserve()
         try {
           await lock`select pg_advisory_lock(7369826193)`
-          await migratePostgres(drizzlePostgres(client), { migrationsFolder })
+          await migrate(drizzle(client), { migrationsFolder })
         } finally {
           await lock`select pg_advisory_unlock(7369826193)`.catch(() => {})
           lock.release()
@@ -154,13 +155,15 @@ export async function openDatabase(config: DatabaseConfig): Promise<Database> {
       },
     }
   }
-  const { PGlite } = await import('@electric-sql/pglite')
+  const { PGlite, NodeFS, drizzle, migrate } = pgliteDriver()
   const unlock = config.dataDir ? lockDataDir(config.dataDir) : () => {}
   let client: InstanceType<typeof PGlite>
   try {
+    // An empty folder becomes a copy of the migrated template, when there is one (no initdb).
+    if (config.dataDir) copyTemplate(config.dataDir, LOCK_FILE)
     const sync = config.dataDir !== undefined && config.sync !== false
     client = new PGlite({
-      fs: config.dataDir === undefined ? undefined : sync ? await syncedNodeFS(config.dataDir) : new (await import('@electric-sql/pglite/nodefs')).NodeFS(config.dataDir),
+      fs: config.dataDir === undefined ? undefined : sync ? syncedNodeFS(NodeFS, config.dataDir) : new NodeFS(config.dataDir),
       // PostgreSQL's 128 MB default lives inside PGlite's WebAssembly memory, which never
       // shrinks: an embedded server of one process does well with a quarter of it.
       postgresqlconf: ['shared_buffers=32MB'],
@@ -173,12 +176,12 @@ export async function openDatabase(config: DatabaseConfig): Promise<Database> {
     unlock()
     throw err
   }
-  const db = drizzlePglite(client, { schema }) as unknown as Db
+  const db = drizzle(client, { schema }) as unknown as Db
   return {
     db,
     kind: 'pglite',
     async migrate() {
-      await migratePglite(drizzlePglite(client), { migrationsFolder })
+      await migrate(drizzle(client), { migrationsFolder })
     },
     async ping() {
       await client.query('select 1')
@@ -191,4 +194,19 @@ export async function openDatabase(config: DatabaseConfig): Promise<Database> {
       }
     }),
   }
+}
+
+/**
+ * The migrated PGlite folder that empty data folders are copied from (db/pglite-template.ts),
+ * built here — initdb and the migrations — when there is none yet.
+ */
+export function pgliteTemplate(): Promise<string> {
+  return ensureTemplate(async (folder) => {
+    const database = await openDatabase({ kind: 'pglite', dataDir: folder })
+    try {
+      await database.migrate()
+    } finally {
+      await database.close()
+    }
+  })
 }

@@ -10,10 +10,6 @@ const require = createRequire(import.meta.url ?? `file://${__filename}`)
 
 const orm: typeof import('drizzle-orm') = require('drizzle-orm')
 const pgCore: typeof import('drizzle-orm/pg-core') = require('drizzle-orm/pg-core')
-const pglite: typeof import('drizzle-orm/pglite') = require('drizzle-orm/pglite')
-const postgresJs: typeof import('drizzle-orm/postgres-js') = require('drizzle-orm/postgres-js')
-const pgliteMigrator: typeof import('drizzle-orm/pglite/migrator') = require('drizzle-orm/pglite/migrator')
-const postgresJsMigrator: typeof import('drizzle-orm/postgres-js/migrator') = require('drizzle-orm/postgres-js/migrator')
 
 export type { SQL } from 'drizzle-orm'
 export type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core'
@@ -24,7 +20,19 @@ export const {
   PgTable, bigint, bigserial, boolean, check, date, getTableConfig, index, integer, jsonb, pgTable, primaryKey, smallint, text,
   timestamp, uniqueIndex, uuid,
 } = pgCore
-export const drizzlePglite = pglite.drizzle
-export const drizzlePostgres = postgresJs.drizzle
-export const migratePglite = pgliteMigrator.migrate
-export const migratePostgres = postgresJsMigrator.migrate
+
+// Each backend's driver is loaded by the backend that opens it: a server on PostgreSQL never
+// loads PGlite's JavaScript, nor the embedded one postgres.js. PGlite comes through its CommonJS
+// build too, the one drizzle's driver requires: one copy of it in the process, not two.
+export function pgliteDriver() {
+  const { PGlite }: typeof import('@electric-sql/pglite') = require('@electric-sql/pglite')
+  const { NodeFS }: typeof import('@electric-sql/pglite/nodefs') = require('@electric-sql/pglite/nodefs')
+  const { drizzle }: typeof import('drizzle-orm/pglite') = require('drizzle-orm/pglite')
+  const { migrate }: typeof import('drizzle-orm/pglite/migrator') = require('drizzle-orm/pglite/migrator')
+  return { PGlite, NodeFS, drizzle, migrate }
+}
+export function postgresDriver() {
+  const { drizzle }: typeof import('drizzle-orm/postgres-js') = require('drizzle-orm/postgres-js')
+  const { migrate }: typeof import('drizzle-orm/postgres-js/migrator') = require('drizzle-orm/postgres-js/migrator')
+  return { drizzle, migrate }
+}

@@ -5,7 +5,7 @@ import { Type } from '@sinclair/typebox'
 import type { FastifyInstance, FastifyPluginAsync, FastifyRequest, FastifySchemaCompiler } from 'fastify'
 import { ErrorResponse, ProjectRef } from '../schemas/atoms.ts'
 import { bearerSecurity } from './operation-route.ts'
-import { coercingAjv } from '../core/validation.ts'
+import { coercingAjv, validatorOf } from '../core/validation.ts'
 
 const Contract = Type.Object({
   name: Type.String(),
@@ -22,7 +22,7 @@ const errors = { '4xx': ErrorResponse, '5xx': ErrorResponse }
 
 /** The arguments are the registry's to validate (the same errors as over MCP); the schema is for the docs. */
 const argumentsCheckedByTheRegistry: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) =>
-  httpPart === 'body' ? () => true : coercingAjv.compile(schema as object)
+  httpPart === 'body' ? () => true : validatorOf(coercingAjv, schema as object)
 
 async function callTool(app: FastifyInstance, request: FastifyRequest, name: string) {
   const op = await app.registry.toolFor(request.principal, name)

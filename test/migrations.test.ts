@@ -5,7 +5,8 @@ import path from 'node:path'
 import { spawn } from 'node:child_process'
 import { is, sql, PgTable, getTableConfig } from '../db/orm.ts'
 import { buildApp } from '../app.ts'
-import { DatabaseInUseError, openDatabase, rowsOf, type Db } from '../db/client.ts'
+import { DatabaseInUseError, openDatabase, pgliteTemplate, rowsOf, type Db } from '../db/client.ts'
+import { copyTemplate } from '../db/pglite-template.ts'
 import * as schemaModule from '../db/schema.ts'
 import { bearer, buildTestApp, seedWorkspace, testConfig, testDatabase } from './helpers/app.ts'
 
@@ -184,4 +185,36 @@ t.test('an on-disk embedded database: the lock, then a restart with data intact'
   t.same(list.json().items.map((o: { event_id: string; key_information: string }) => [o.event_id, o.key_information]), [
     [submitted.json().event_id, 'Kept across restarts'],
   ])
+})
+
+// A new data folder is a copy of the migrated template (db/pglite-template.ts), not an initdb.
+t.test('an empty data folder starts as a copy of the migrated template', async (t) => {
+  const template = await pgliteTemplate()
+  t.ok(fs.existsSync(path.join(template, 'PG_VERSION')), 'the template is a PostgreSQL data folder')
+
+  const dataDir = tmpDir(t)
+  const database = await openDatabase({ kind: 'pglite', dataDir })
+  t.teardown(() => database.close())
+  t.equal(await appliedMigrations(database.db), journal.entries.length, 'migrated before any migration ran here')
+  t.same(await tables(database.db), EXPECTED_TABLES)
+  t.notOk(fs.existsSync(path.join(dataDir, 'growthdesk.copying')), 'the copy finished')
+
+  t.test('a folder holding anything else is left alone', async (t) => {
+    const other = tmpDir(t)
+    fs.writeFileSync(path.join(other, 'notes.txt'), 'mine')
+    t.equal(copyTemplate(other, 'growthdesk.pid'), false)
+    t.same(fs.readdirSync(other), ['notes.txt'])
+  })
+
+  t.test('an interrupted copy is removed and made again', async (t) => {
+    const interrupted = tmpDir(t)
+    fs.writeFileSync(path.join(interrupted, 'growthdesk.pid'), String(process.pid))
+    fs.writeFileSync(path.join(interrupted, 'growthdesk.copying'), '')
+    fs.mkdirSync(path.join(interrupted, 'base'))
+    fs.writeFileSync(path.join(interrupted, 'base', 'half-written'), 'x')
+    t.equal(copyTemplate(interrupted, 'growthdesk.pid'), true)
+    t.same(fs.readdirSync(interrupted).sort(), [...fs.readdirSync(template), 'growthdesk.pid'].sort(), 'the template and the lock, nothing else')
+    t.notOk(fs.existsSync(path.join(interrupted, 'base', 'half-written')))
+    t.equal(fs.readFileSync(path.join(interrupted, 'growthdesk.pid'), 'utf8'), String(process.pid), 'the lock is kept')
+  })
 })

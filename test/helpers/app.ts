@@ -1,6 +1,6 @@
 // Builds the app for one test file on a database of its own: in-memory PGlite by default,
 // or a fresh database on the PostgreSQL server named by DATABASE_URL (dropped afterwards).
-import { createHash, randomBytes, randomUUID } from 'node:crypto'
+import { randomBytes, randomUUID } from 'node:crypto'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
@@ -9,7 +9,8 @@ import type { FastifyInstance } from 'fastify'
 import type { Test } from 'tap'
 import { buildApp } from '../../app.ts'
 import type { Config, Database } from '../../config.ts'
-import { openDatabase } from '../../db/client.ts'
+import { openDatabase, pgliteTemplate } from '../../db/client.ts'
+import { templateKey } from '../../db/pglite-template.ts'
 import { bootstrap, createUser, type BootstrapResult } from '../../core/admin.ts'
 import type { Role } from '../../schemas/atoms.ts'
 
@@ -20,45 +21,13 @@ interface Teardown {
 export const PUBLIC_URL = 'http://127.0.0.1:3000'
 
 /**
- * What every test database starts from: the schema the migrations build, made once per run
- * (and reused while the migrations and PGlite stay the same) and copied for each test file.
- * Building it from migrations per file cost PGlite about 5 s of initdb each time.
+ * What every test database starts from: the schema the migrations build, made once (and reused
+ * while the migrations and PGlite stay the same) and copied for each test file. On PGlite it is
+ * the template a first start copies (db/pglite-template.ts), which `npm ci` builds.
  */
-const templateKey = (() => {
-  const hash = createHash('sha256')
-  const folder = path.join(import.meta.dirname, '../../db/migrations')
-  for (const file of fs.readdirSync(folder, { recursive: true, encoding: 'utf8' }).sort()) {
-    const full = path.join(folder, file)
-    if (fs.statSync(full).isFile()) hash.update(file).update(fs.readFileSync(full))
-  }
-  hash.update(fs.readFileSync(path.join(import.meta.dirname, '../../node_modules/@electric-sql/pglite/package.json')))
-  return hash.digest('hex').slice(0, 16)
-})()
-
-/** A migrated PGlite data folder, built by tap's `before` step (or the first file that needs it). */
-export async function pgliteTemplate(): Promise<string> {
-  const folder = path.join(os.tmpdir(), `growthdesk-test-template-${templateKey}`)
-  if (!fs.existsSync(folder)) {
-    const building = `${folder}.${process.pid}.${randomBytes(4).toString('hex')}`
-    const database = await openDatabase({ kind: 'pglite', dataDir: building })
-    try {
-      await database.migrate()
-    } finally {
-      await database.close()
-    }
-    // A rename is atomic: a file running beside this one sees all of it or none.
-    try {
-      fs.renameSync(building, folder)
-    } catch {
-      fs.rmSync(building, { recursive: true, force: true }) // another file won the race
-    }
-  }
-  return folder
-}
-
 /** A migrated template database on the PostgreSQL server of `url`, made once. */
 export async function postgresTemplate(url: string): Promise<string> {
-  const name = `gd_template_${templateKey}`
+  const name = `gd_template_${templateKey()}`
   const admin = postgres(url, { max: 1, onnotice: () => {} })
   try {
     const [found] = await admin`select 1 from pg_database where datname = ${name}`
@@ -93,10 +62,10 @@ export async function testDatabase(t: Teardown, options: { empty?: boolean } = {
   const url = process.env.DATABASE_URL
   if (!url || url === 'memory://') {
     if (options.empty) return { kind: 'pglite', dataDir: undefined }
-    // A copy of the template folder opens in about a second; loading the same data into an
-    // in-memory PGlite (a tarball) took four to five.
+    // An empty folder, which opening fills with a copy of the template: that opens in about a
+    // second; loading the same data into an in-memory PGlite (a tarball) took four to five.
+    await pgliteTemplate()
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'growthdesk-test-db-'))
-    fs.cpSync(await pgliteTemplate(), dataDir, { recursive: true })
     t.teardown(() => fs.rmSync(dataDir, { recursive: true, force: true }))
     return { kind: 'pglite', dataDir }
   }

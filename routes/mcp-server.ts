@@ -1,0 +1,183 @@
+// The MCP server behind POST /mcp (routes/mcp.ts): the SDK's v2 line, loaded on the first MCP
+// request rather than at start (the SDK and zod cost about 0.17 s and 30 MB to load, which a
+// deployment that never serves MCP should not pay). One stateless 2026-07-28 handler
+// (`createMcpHandler`) and, through the SDK's own era classifier, the 2025 stateless idiom; both
+// call the factory below for every request, which only wires prebuilt handlers into a fresh
+// low-level Server: the tool list, documents, validator and handlers are all built once.
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
+import {
+  createMcpHandler,
+  isLegacyRequest,
+  ProtocolError,
+  ProtocolErrorCode,
+  ResourceNotFoundError,
+  Server,
+  type AuthInfo,
+  type CacheHint,
+  type CallToolResult,
+  type ServerContext,
+  type Tool,
+  WebStandardStreamableHTTPServerTransport,
+} from '@modelcontextprotocol/server'
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/server/validators/ajv'
+import type { Principal } from '../core/access.ts'
+import { errorResponse } from '../core/errors.ts'
+import { growthSkillMarkdown, skillMarkdown } from '../docs/agent-docs.ts'
+
+const VERSION = '0.1.0'
+/** Caching hints of the 2026-07-28 revision. The tool list depends on the workspace's disabled
+ * tools, so it is private and short; documents and prompts are the same for every caller. */
+const CACHE_HINTS: Partial<Record<'tools/list' | 'resources/list' | 'resources/templates/list' | 'prompts/list', CacheHint>> = {
+  'tools/list': { ttlMs: 60_000, cacheScope: 'private' },
+  'resources/list': { ttlMs: 300_000, cacheScope: 'public' },
+  'resources/templates/list': { ttlMs: 300_000, cacheScope: 'public' },
+  'prompts/list': { ttlMs: 300_000, cacheScope: 'public' },
+}
+
+/** What the Fastify route knows about the caller, handed to the handlers as `authInfo.extra`. */
+export interface Caller {
+  principal: Principal
+  projectRef: string | undefined
+  log: FastifyBaseLogger
+}
+
+function callerOf(ctx: ServerContext): Caller {
+  const caller = ctx.http?.authInfo?.extra?.caller as Caller | undefined
+  // Every request reaches the handlers through the authenticated route (routes/mcp.ts).
+  if (!caller) throw new ProtocolError(ProtocolErrorCode.InternalError, 'The request reached MCP without credentials.')
+  return caller
+}
+
+export interface McpServer {
+  /** Answers one MCP request: `parsed` is its JSON body, or undefined when the body did not parse. */
+  respond(request: Request, authInfo: AuthInfo, parsed: { message: unknown } | undefined): Promise<Response>
+  close(): Promise<void>
+}
+
+export function createMcpServer(app: FastifyInstance, options: { publicUrl: string }): McpServer {
+  const { publicUrl } = options
+  const validator = new AjvJsonSchemaValidator()
+  const contracts = app.registry.contracts()
+  // Registry order: fixed at start-up, so tools/list is the same list in the same order every time.
+  const tools: Tool[] = contracts.map((c) => ({
+    name: c.name,
+    title: c.title,
+    description: c.description,
+    inputSchema: c.input_schema as unknown as Tool['inputSchema'],
+    outputSchema: c.output_schema as unknown as Tool['outputSchema'],
+    annotations: c.annotations,
+  }))
+  const documents = [
+    { uri: `${publicUrl}/SKILL.md`, name: 'skill', title: 'growthdesk SKILL.md', description: 'How an agent uses growthdesk: addresses, keys, project selection, tools, errors.', text: skillMarkdown(publicUrl, contracts) },
+    { uri: `${publicUrl}/skills/growth/SKILL.md`, name: 'growth-skill', title: 'Growth skill (optional)', description: 'Exploration ideas; never changes tool inputs.', text: growthSkillMarkdown(publicUrl) },
+  ]
+  const resourceList = { resources: documents.map(({ text: _text, ...d }) => ({ ...d, mimeType: 'text/markdown' })) }
+  const promptList = {
+    prompts: [
+      {
+        name: 'growth_exploration',
+        title: 'Explore a project\'s growth',
+        description: 'Optional ideas for exploring growth with these tools (the growth skill).',
+        arguments: [{ name: 'project', description: 'Project id or slug to explore', required: false }],
+      },
+    ],
+  }
+  const instructions =
+    'growthdesk: growth opportunities, a review pipeline, daily metrics, project cards and memories. ' +
+    `Call list_projects to find a project, then pass its id or slug as \`project\`. Read the resource ${publicUrl}/SKILL.md for details.`
+  // The handlers, built once; each reads its caller from the request context.
+  const toolByName = new Map(tools.map((t) => [t.name, t]))
+  const listTools = async (_req: unknown, ctx: ServerContext) => {
+    const contracts = await app.registry.toolsFor(callerOf(ctx).principal)
+    return { tools: contracts.length === tools.length ? tools : contracts.map((c) => toolByName.get(c.name)!) }
+  }
+
+  const callTool = async (req: { params: { name: string; arguments?: Record<string, unknown> } }, ctx: ServerContext): Promise<CallToolResult> => {
+    const { principal, projectRef, log } = callerOf(ctx)
+    const { name, arguments: args } = req.params
+    // An unknown (or disabled) tool is a protocol error in MCP, not a failed call.
+    const op = await app.registry.toolFor(principal, name).catch(() => {
+      throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${name}`)
+    })
+    try {
+      const result = await app.registry.invoke(op, args ?? {}, { principal, projectRef, surface: 'mcp', log })
+      // The text is what the output schema writes, byte for byte what POST /v1/tools/:name returns.
+      const text = app.registry.serialize(op, result)
+      return { content: [{ type: 'text', text }], structuredContent: JSON.parse(text) }
+    } catch (err) {
+      const { body, internal } = errorResponse(err)
+      if (internal) log.error({ err }, 'tool call failed')
+      // The REST error object as text. No structuredContent: it would have to match the
+      // tool's outputSchema, and the 2025 SDK client validates it even on errors.
+      return { isError: true, content: [{ type: 'text', text: JSON.stringify(body) }] }
+    }
+  }
+
+  const listResources = async () => resourceList
+  const listResourceTemplates = async () => ({ resourceTemplates: [] })
+  const readResource = async (req: { params: { uri: string } }) => {
+    const doc = documents.find((d) => d.uri === req.params.uri)
+    // -32602 with data {uri} on every revision (the 2026-07-28 resource-not-found error).
+    if (!doc) throw new ResourceNotFoundError(req.params.uri, `Unknown resource: ${req.params.uri}`)
+    return { contents: [{ uri: doc.uri, mimeType: 'text/markdown', text: doc.text }] }
+  }
+  const listPrompts = async () => promptList
+  const getPrompt = async (req: { params: { name: string; arguments?: Record<string, string> } }) => {
+    if (req.params.name !== 'growth_exploration') throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown prompt: ${req.params.name}`)
+    const project = req.params.arguments?.project
+    const text = `${project ? `Explore the growth of project "${project}" with the growthdesk tools.\n\n` : ''}${documents[1]!.text}`
+    return { description: 'The growthdesk growth skill', messages: [{ role: 'user' as const, content: { type: 'text' as const, text } }] }
+  }
+
+  /** One Server per request and era (the SDK binds an instance to one exchange). */
+  function newServer(): Server {
+    const server = new Server({ name: 'growthdesk', version: VERSION }, {
+      capabilities: { tools: { listChanged: false }, resources: {}, prompts: {} },
+      instructions,
+      jsonSchemaValidator: validator,
+      cacheHints: CACHE_HINTS,
+    })
+    server.setRequestHandler('tools/list', listTools)
+    server.setRequestHandler('tools/call', callTool)
+    server.setRequestHandler('resources/list', listResources)
+    server.setRequestHandler('resources/templates/list', listResourceTemplates)
+    server.setRequestHandler('resources/read', readResource)
+    server.setRequestHandler('prompts/list', listPrompts)
+    server.setRequestHandler('prompts/get', getPrompt)
+    return server
+  }
+
+  // 2026-07-28 traffic: the SDK's per-request handler, strict (legacy: 'reject') because 2025
+  // traffic never reaches it — see `legacy` below.
+  const modern = createMcpHandler(newServer, {
+    legacy: 'reject',
+    // 'auto': one JSON body, since no handler here emits anything before its result.
+    onerror: (err) => app.log.debug({ err }, 'MCP request rejected'),
+  })
+
+  /** 2025 traffic: the SDK's stateless legacy idiom (a fresh instance and transport per request,
+   * `sessionIdGenerator: undefined`) as `legacyStatelessFallback` builds it, plus
+   * `enableJsonResponse` — the built-in fallback answers with an SSE stream, and this endpoint has
+   * always answered 2025 clients with JSON (clients that accept only JSON included). */
+  async function legacy(request: Request, authInfo: AuthInfo, parsedBody: unknown): Promise<Response> {
+    const server = newServer()
+    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true })
+    await server.connect(transport)
+    try {
+      return await transport.handleRequest(request, parsedBody === undefined ? { authInfo } : { authInfo, parsedBody })
+    } finally {
+      await server.close()
+    }
+  }
+
+  return {
+    // The SDK's own classification decides the era (isLegacyRequest runs exactly the code
+    // createMcpHandler runs): no envelope claim, or a body that does not parse, is 2025 traffic.
+    async respond(request, authInfo, parsed) {
+      return !parsed || (await isLegacyRequest(request, parsed.message))
+        ? legacy(request, authInfo, parsed?.message)
+        : modern.fetch(request, { authInfo, parsedBody: parsed.message })
+    },
+    close: () => modern.close(),
+  }
+}
