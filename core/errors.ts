@@ -1,5 +1,6 @@
 // The error catalogue (DESIGN §4). Every failure a client can see is one of these,
 // rendered as {"error":{"code","message","details"}} on REST and inside MCP results.
+import { STATUS_CODES } from 'node:http'
 import createError, { type FastifyErrorConstructor } from '@fastify/error'
 
 export interface ErrorDetail {
@@ -37,8 +38,14 @@ export function appError(kind: keyof typeof Errors, message: string, details?: E
   return err
 }
 
+/**
+ * At most this many details in one error: a 600 KB array of wrong items would otherwise be
+ * answered with 300,000 of them (15 MB). The message still counts them all.
+ */
+export const MAX_DETAILS = 100
+
 export function invalidArguments(details: ErrorDetail[], message?: string) {
-  return appError('InvalidArguments', message ?? describeDetails(details), details)
+  return appError('InvalidArguments', message ?? describeDetails(details), details.slice(0, MAX_DETAILS))
 }
 
 function describeDetails(details: ErrorDetail[]): string {
@@ -101,6 +108,32 @@ function mergeLiteralUnions(details: ErrorDetail[]): ErrorDetail[] {
     } else out.push(...list)
   }
   return out
+}
+
+/** The first kind of the catalogue with each status (400 is invalid_arguments, 403 forbidden). */
+const byStatus = new Map<number, keyof typeof Errors>()
+for (const [kind, Ctor] of Object.entries(Errors)) {
+  const status = new Ctor('').statusCode
+  if (!byStatus.has(status)) byStatus.set(status, kind as keyof typeof Errors)
+}
+const otherClientErrors = new Map<number, Ctor>()
+
+/**
+ * A 4xx that did not come from the catalogue (a plugin's own error), as an error of the catalogue
+ * with the same status; a status the catalogue lacks gets a code from its reason phrase
+ * (416 → `range_not_satisfiable`). The message is the generic one of the status: a plugin's own
+ * text is not ours to show.
+ */
+export function clientError(status: number): Error & { statusCode: number } {
+  const reason = STATUS_CODES[status] ?? 'Bad Request'
+  const kind = byStatus.get(status)
+  if (kind) return appError(kind, `${reason}.`)
+  let Ctor = otherClientErrors.get(status)
+  if (!Ctor) {
+    Ctor = make(reason.toLowerCase().replace(/[^a-z]+/g, '_').replace(/^_|_$/g, ''), status)
+    otherClientErrors.set(status, Ctor)
+  }
+  return new Ctor(`${reason}.`) as Error & { statusCode: number }
 }
 
 export function errorBody(err: { code?: string; message: string; details?: ErrorDetail[] }): ErrorBody {
