@@ -44,26 +44,42 @@ export function appError(kind: keyof typeof Errors, message: string, details?: E
  */
 export const MAX_DETAILS = 100
 
-export function invalidArguments(details: ErrorDetail[], message?: string) {
-  return appError('InvalidArguments', message ?? describeDetails(details), details.slice(0, MAX_DETAILS))
+/** `total`: how many fields failed in all, when `details` holds only the first of them. */
+export function invalidArguments(details: ErrorDetail[], message?: string, total = details.length) {
+  return appError('InvalidArguments', message ?? describeDetails(details, total), details.slice(0, MAX_DETAILS))
 }
 
-function describeDetails(details: ErrorDetail[]): string {
+function describeDetails(details: ErrorDetail[], total: number): string {
   const first = details[0]
   if (!first) return 'The arguments are not valid.'
   const where = first.path ? `${first.path}: ` : ''
-  const more = details.length > 1 ? ` (and ${details.length - 1} more)` : ''
+  const more = total > 1 ? ` (and ${total - 1} more)` : ''
   return `Invalid arguments — ${where}${first.message}${more}.`
 }
 
-/** Ajv-style validation errors → details with a readable path (`events[3].timestamp`). */
+/** The 400 of a failed schema validation: its first details, and how many fields failed in all. */
+export function validationFailed(errors: Parameters<typeof detailsFromValidation>[0], root = '') {
+  const { details, total } = detailsFromValidation(errors, root)
+  return invalidArguments(details, undefined, total)
+}
+
+/**
+ * Ajv-style validation errors → details with a readable path (`events[3].timestamp`): the first
+ * MAX_DETAILS of them, and how many there are. Past those, errors are only counted — describing
+ * each of 300,000 wrong items cost 1.5 s of CPU for a 600 KB body.
+ */
 export function detailsFromValidation(
   errors: ReadonlyArray<{ instancePath: string; message?: string; keyword: string; params: Record<string, unknown> }>,
   root = ''
-): ErrorDetail[] {
+): { details: ErrorDetail[]; total: number } {
   const seen = new Set<string>()
   const details: ErrorDetail[] = []
+  let uncounted = 0
   for (const e of errors) {
+    if (details.length >= MAX_DETAILS * 2) {
+      if (e.keyword !== 'anyOf' && e.keyword !== 'if') uncounted++
+      continue
+    }
     let pointer = e.instancePath
     let message = e.message ?? 'is invalid'
     if (e.keyword === 'required') {
@@ -83,7 +99,8 @@ export function detailsFromValidation(
     seen.add(key)
     details.push({ path, message })
   }
-  return mergeLiteralUnions(details)
+  const merged = mergeLiteralUnions(details)
+  return { details: merged.slice(0, MAX_DETAILS), total: merged.length + uncounted }
 }
 
 function toPath(root: string, pointer: string): string {
@@ -97,6 +114,7 @@ function toPath(root: string, pointer: string): string {
 
 /** A union of literals fails once per literal; say it once, listing the allowed values. */
 function mergeLiteralUnions(details: ErrorDetail[]): ErrorDetail[] {
+  if (!details.some((d) => d.message === 'must be equal to constant')) return details
   const byPath = new Map<string, ErrorDetail[]>()
   for (const d of details) byPath.set(d.path, [...(byPath.get(d.path) ?? []), d])
   const out: ErrorDetail[] = []

@@ -3,7 +3,7 @@
 import fp from 'fastify-plugin'
 import FindMyWay, { type HTTPMethod, type HTTPVersion } from 'find-my-way'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { appError, clientError, detailsFromValidation, errorBody, errorResponse, invalidArguments } from '../core/errors.ts'
+import { appError, clientError, errorBody, errorResponse, validationFailed } from '../core/errors.ts'
 
 const fastifyErrors: Record<string, (err: FastifyError) => Error> = {
   FST_ERR_CTP_INVALID_JSON_BODY: () => appError('InvalidJson', 'The request body is not valid JSON.'),
@@ -67,7 +67,7 @@ async function errorsPlugin(app: FastifyInstance) {
   app.setErrorHandler(async (error: FastifyError & { details?: unknown }, request, reply) => {
     let err: FastifyError & { details?: never } = error as never
     if (error.validation) {
-      err = invalidArguments(detailsFromValidation(error.validation as never)) as never
+      err = validationFailed(error.validation as never) as never
     } else if (error.code && fastifyErrors[error.code]) {
       err = fastifyErrors[error.code]!(error) as never
     } else if (error.code === 'FST_ERR_RATE_LIMIT' || error.statusCode === 429) {
