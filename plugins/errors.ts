@@ -72,8 +72,9 @@ async function errorsPlugin(app: FastifyInstance) {
       err = fastifyErrors[error.code]!(error) as never
     } else if (error.code === 'FST_ERR_RATE_LIMIT' || error.statusCode === 429) {
       err = appError('RateLimited', error.message) as never
-    } else if (!error.code?.startsWith('GD_') && error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500) {
-      // A plugin's own refusal (@fastify/static's forbidden path): its status, in the error shape, not a 500.
+    } else if (error.code?.startsWith('FST_') && error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500) {
+      // A Fastify plugin's own refusal (@fastify/static's FST_STATIC_FORBIDDEN_PATH): its status, in
+      // the error shape, not a 500. Any other error with a status is still unexpected: a 500.
       err = clientError(error.statusCode) as never
     }
     const { status, body, internal } = errorResponse(err)
