@@ -1009,7 +1009,10 @@ t.test('fuzzing every route', async (t) => {
         const [headers = '', ...rest] = text.split('\r\n\r\n')
         resolve({ status: Number(/^HTTP\/1\.1 (\d{3})/.exec(headers)?.[1] ?? 0), headers, body: rest.join('\r\n\r\n') })
       })
-      socket.end(Buffer.concat([Buffer.from(`${head}Connection: close\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n`, 'latin1'), Buffer.from(body)]))
+      // Written, not ended: a client that half-closes its side may see its request dropped (Node
+      // aborts it); with Connection: close the server closes once it has answered.
+      socket.setTimeout(30_000, () => socket.destroy())
+      socket.write(Buffer.concat([Buffer.from(`${head}Connection: close\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n`, 'latin1'), Buffer.from(body)]))
     })
     const line = (name: string, value: string) => `${name}: ${value}\r\n`
     const get = (path: string, headers: string) => raw(`GET ${path} HTTP/1.1\r\nHost: ${MCP_HOST}\r\n${headers}`)
