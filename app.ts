@@ -105,7 +105,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
           : [400, 'Bad Request', 'invalid_request', 'The request could not be parsed as HTTP.']
       const body = JSON.stringify({ error: { code, message } })
       if (socket.writable) {
-        socket.end(`HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`)
+        socket.end(`HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\nX-Content-Type-Options: nosniff\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`)
       } else socket.destroy()
     },
     // Opening and migrating the embedded database can take many seconds on a loaded 2-core

@@ -1,5 +1,6 @@
 // The error catalogue (DESIGN §4). Every failure a client can see is one of these,
 // rendered as {"error":{"code","message","details"}} on REST and inside MCP results.
+import { STATUS_CODES } from 'node:http'
 import createError, { type FastifyErrorConstructor } from '@fastify/error'
 
 export interface ErrorDetail {
@@ -37,26 +38,48 @@ export function appError(kind: keyof typeof Errors, message: string, details?: E
   return err
 }
 
-export function invalidArguments(details: ErrorDetail[], message?: string) {
-  return appError('InvalidArguments', message ?? describeDetails(details), details)
+/**
+ * At most this many details in one error: a 600 KB array of wrong items would otherwise be
+ * answered with 300,000 of them (15 MB). The message still counts them all.
+ */
+export const MAX_DETAILS = 100
+
+/** `total`: how many fields failed in all, when `details` holds only the first of them. */
+export function invalidArguments(details: ErrorDetail[], message?: string, total = details.length) {
+  return appError('InvalidArguments', message ?? describeDetails(details, total), details.slice(0, MAX_DETAILS))
 }
 
-function describeDetails(details: ErrorDetail[]): string {
+function describeDetails(details: ErrorDetail[], total: number): string {
   const first = details[0]
   if (!first) return 'The arguments are not valid.'
   const where = first.path ? `${first.path}: ` : ''
-  const more = details.length > 1 ? ` (and ${details.length - 1} more)` : ''
+  const more = total > 1 ? ` (and ${total - 1} more)` : ''
   return `Invalid arguments — ${where}${first.message}${more}.`
 }
 
-/** Ajv-style validation errors → details with a readable path (`events[3].timestamp`). */
+/** The 400 of a failed schema validation: its first details, and how many fields failed in all. */
+export function validationFailed(errors: Parameters<typeof detailsFromValidation>[0], root = '') {
+  const { details, total } = detailsFromValidation(errors, root)
+  return invalidArguments(details, undefined, total)
+}
+
+/**
+ * Ajv-style validation errors → details with a readable path (`events[3].timestamp`): the first
+ * MAX_DETAILS of them, and how many there are. Past those, errors are only counted — describing
+ * each of 300,000 wrong items cost 1.5 s of CPU for a 600 KB body.
+ */
 export function detailsFromValidation(
   errors: ReadonlyArray<{ instancePath: string; message?: string; keyword: string; params: Record<string, unknown> }>,
   root = ''
-): ErrorDetail[] {
+): { details: ErrorDetail[]; total: number } {
   const seen = new Set<string>()
   const details: ErrorDetail[] = []
+  let uncounted = 0
   for (const e of errors) {
+    if (details.length >= MAX_DETAILS * 2) {
+      if (e.keyword !== 'anyOf' && e.keyword !== 'if') uncounted++
+      continue
+    }
     let pointer = e.instancePath
     let message = e.message ?? 'is invalid'
     if (e.keyword === 'required') {
@@ -76,7 +99,8 @@ export function detailsFromValidation(
     seen.add(key)
     details.push({ path, message })
   }
-  return mergeLiteralUnions(details)
+  const merged = mergeLiteralUnions(details)
+  return { details: merged.slice(0, MAX_DETAILS), total: merged.length + uncounted }
 }
 
 function toPath(root: string, pointer: string): string {
@@ -90,6 +114,7 @@ function toPath(root: string, pointer: string): string {
 
 /** A union of literals fails once per literal; say it once, listing the allowed values. */
 function mergeLiteralUnions(details: ErrorDetail[]): ErrorDetail[] {
+  if (!details.some((d) => d.message === 'must be equal to constant')) return details
   const byPath = new Map<string, ErrorDetail[]>()
   for (const d of details) byPath.set(d.path, [...(byPath.get(d.path) ?? []), d])
   const out: ErrorDetail[] = []
@@ -101,6 +126,32 @@ function mergeLiteralUnions(details: ErrorDetail[]): ErrorDetail[] {
     } else out.push(...list)
   }
   return out
+}
+
+/** The first kind of the catalogue with each status (400 is invalid_arguments, 403 forbidden). */
+const byStatus = new Map<number, keyof typeof Errors>()
+for (const [kind, Ctor] of Object.entries(Errors)) {
+  const status = new Ctor('').statusCode
+  if (!byStatus.has(status)) byStatus.set(status, kind as keyof typeof Errors)
+}
+const otherClientErrors = new Map<number, Ctor>()
+
+/**
+ * A 4xx that did not come from the catalogue (a plugin's own error), as an error of the catalogue
+ * with the same status; a status the catalogue lacks gets a code from its reason phrase
+ * (416 → `range_not_satisfiable`). The message is the generic one of the status: a plugin's own
+ * text is not ours to show.
+ */
+export function clientError(status: number): Error & { statusCode: number } {
+  const reason = STATUS_CODES[status] ?? 'Bad Request'
+  const kind = byStatus.get(status)
+  if (kind) return appError(kind, `${reason}.`)
+  let Ctor = otherClientErrors.get(status)
+  if (!Ctor) {
+    Ctor = make(reason.toLowerCase().replace(/[^a-z]+/g, '_').replace(/^_|_$/g, ''), status)
+    otherClientErrors.set(status, Ctor)
+  }
+  return new Ctor(`${reason}.`) as Error & { statusCode: number }
 }
 
 export function errorBody(err: { code?: string; message: string; details?: ErrorDetail[] }): ErrorBody {

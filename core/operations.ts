@@ -5,7 +5,7 @@ import type { ValidateFunction } from 'ajv'
 import type { FastifyBaseLogger } from 'fastify'
 import type { Principal, ProjectAccess } from './access.ts'
 import { roleAtLeast } from './access.ts'
-import { appError, detailsFromValidation, invalidArguments, type ErrorDetail } from './errors.ts'
+import { appError, invalidArguments, validationFailed, type ErrorDetail } from './errors.ts'
 import { serializerOf, strictAjv, validatorOf } from './validation.ts'
 import { ProjectRef, type Role } from '../schemas/atoms.ts'
 import type { Repositories } from '../db/repositories/index.ts'
@@ -221,7 +221,7 @@ export class Registry {
     }
     const bad = findBadText(args, '')
     if (bad !== null) throw invalidArguments([bad])
-    if (!entry.validate(args)) throw invalidArguments(detailsFromValidation(entry.validate.errors ?? []))
+    if (!entry.validate(args)) throw validationFailed(entry.validate.errors ?? [])
     const ctx: Context = { principal: call.principal, repos: this.deps.repos, log: call.log, now: this.deps.now, registry: this }
     const result = op.scope === 'workspace'
       ? await op.handler(args as never, ctx)

@@ -3,7 +3,7 @@
 import fp from 'fastify-plugin'
 import FindMyWay, { type HTTPMethod, type HTTPVersion } from 'find-my-way'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { appError, detailsFromValidation, errorBody, errorResponse, invalidArguments } from '../core/errors.ts'
+import { appError, clientError, errorBody, errorResponse, validationFailed } from '../core/errors.ts'
 
 const fastifyErrors: Record<string, (err: FastifyError) => Error> = {
   FST_ERR_CTP_INVALID_JSON_BODY: () => appError('InvalidJson', 'The request body is not valid JSON.'),
@@ -19,6 +19,8 @@ const fastifyErrors: Record<string, (err: FastifyError) => Error> = {
  * percent-encoding) never reach the error handler and would otherwise get Fastify's own body.
  */
 export function frameworkErrors(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+  // No hook has run yet (they run once a route is found): the header every response carries is set here.
+  reply.header('x-content-type-options', 'nosniff')
   if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') {
     return reply.code(400).send(errorBody(appError('InvalidArguments', 'A path segment is longer than the 100 characters an id or slug can have.')))
   }
@@ -65,11 +67,15 @@ async function errorsPlugin(app: FastifyInstance) {
   app.setErrorHandler(async (error: FastifyError & { details?: unknown }, request, reply) => {
     let err: FastifyError & { details?: never } = error as never
     if (error.validation) {
-      err = invalidArguments(detailsFromValidation(error.validation as never)) as never
+      err = validationFailed(error.validation as never) as never
     } else if (error.code && fastifyErrors[error.code]) {
       err = fastifyErrors[error.code]!(error) as never
     } else if (error.code === 'FST_ERR_RATE_LIMIT' || error.statusCode === 429) {
       err = appError('RateLimited', error.message) as never
+    } else if (error.code?.startsWith('FST_') && error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500) {
+      // A Fastify plugin's own refusal (@fastify/static's FST_STATIC_FORBIDDEN_PATH): its status, in
+      // the error shape, not a 500. Any other error with a status is still unexpected: a 500.
+      err = clientError(error.statusCode) as never
     }
     const { status, body, internal } = errorResponse(err)
     if (internal) request.log.error({ err: error }, 'request failed')

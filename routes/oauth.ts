@@ -42,11 +42,16 @@ export function pkceS256(verifier: string): string {
 const oauthRoutes: FastifyPluginAsync<{ publicUrl: string }> = async (app, { publicUrl }) => {
   const resource = `${publicUrl}/mcp`
   await app.register(formbody)
-  // An OAuth client reads OAuth error bodies (RFC 6749 §5.2), also when it is slowed down;
-  // everything else goes on to the app's error handler.
+  // An OAuth client reads OAuth error bodies (RFC 6749 §5.2), also when it is slowed down or
+  // its body does not parse (not JSON, nested too deep, too large, an unknown media type);
+  // anything else (a 5xx) goes on to the app's error handler.
   app.setErrorHandler(async (error: Error & { statusCode?: number }, _request, reply) => {
-    if (error.statusCode !== 429) throw error
-    return oauthError(reply, 429, 'slow_down', 'Too many requests to this endpoint; wait a minute and try again.')
+    if (error.statusCode === 429) return oauthError(reply, 429, 'slow_down', 'Too many requests to this endpoint; wait a minute and try again.')
+    if (error.statusCode === undefined || error.statusCode < 400 || error.statusCode >= 500) throw error
+    const description = error.statusCode === 415
+      ? 'Send the parameters as application/x-www-form-urlencoded (or JSON).'
+      : error.statusCode === 413 ? 'The request body is too large.' : 'The request body could not be read: send form-encoded parameters (or a JSON object).'
+    return oauthError(reply, error.statusCode, 'invalid_request', description)
   })
   const limited = { rateLimit: { max: 60, timeWindow: '1 minute' } }
 

@@ -60,6 +60,30 @@ t.test('API responses: nosniff everywhere, no-store on authenticated ones', asyn
   t.equal(refused.headers['cache-control'], 'no-store', 'refusals too')
   const health = await app.inject({ method: 'GET', url: '/health' })
   t.equal(health.headers['x-content-type-options'], 'nosniff')
+  // Refusals made before any route is found (no hook has run) carry it too.
+  for (const url of ['/v1/projects/%E0%A4%A', `/v1/projects/${'a'.repeat(200)}`]) {
+    const res = await app.inject({ method: 'GET', url, headers: bearer(ws.keys.service) })
+    t.equal(res.statusCode, 400, url.slice(0, 30))
+    t.equal(res.headers['x-content-type-options'], 'nosniff', `${url.slice(0, 30)}: nosniff`)
+  }
+})
+
+t.test("a plugin's own refusal keeps its status, in the error shape; a huge array gets a bounded answer", async (t) => {
+  const app = await buildTestApp(t)
+  const ws = await seedWorkspace(app)
+  // @fastify/static (behind /docs) refuses a path with a NUL or a name too long for the file system with a 403 of its own.
+  for (const url of ['/docs/static/a%00b', `/docs/static/${'x'.repeat(300)}`]) {
+    const res = await app.inject({ method: 'GET', url })
+    t.equal(res.statusCode, 403, url.slice(0, 30))
+    t.same(res.json(), { error: { code: 'forbidden', message: 'Forbidden.' } }, 'in the error shape, not a 500')
+  }
+  // 100,000 wrong items: the answer names the first 100 and counts the rest (it was 5 MB of details).
+  const res = await app.inject({ method: 'POST', url: '/v1/tools/add_memory', headers: { ...bearer(ws.keys.service), 'content-type': 'application/json' }, payload: JSON.stringify({ project: ws.project.id, content: 'x', tags: new Array(100_000).fill(0) }) })
+  t.equal(res.statusCode, 400)
+  const { error } = res.json()
+  t.equal(error.details.length, 100, 'at most 100 details')
+  t.match(error.message, /\(and 100000 more\)/, 'the message counts them all')
+  t.ok(res.body.length < 20_000, `a bounded answer (${res.body.length} bytes)`)
 })
 
 t.test('a credential in a query string never reaches a log line', async (t) => {
@@ -97,6 +121,7 @@ t.test("Node's own refusals and slow requests", async (t) => {
   const huge = await raw(port, `GET /health HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`, 10_000)
   t.match(huge.text, /^HTTP\/1\.1 431 /, 'headers too large: 431')
   t.match(huge.text, /\{"error":\{"code":"request_header_fields_too_large","message":"[^"]+"\}\}$/, 'in the error shape')
+  t.match(huge.text, /\r\nX-Content-Type-Options: nosniff\r\n/i, 'with nosniff')
 
   // A body that never finishes: closed once the request timeout (here 1 s) has passed, not left open.
   const slow = await raw(port, `POST /v1/events HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${ws.keys.ingest}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"ev`, 20_000)

@@ -64,6 +64,8 @@ export function createOAuthRepository(db: Queryable) {
     },
 
     async client(id: string): Promise<OAuthClient | undefined> {
+      // A client_id from a request: one PostgreSQL text cannot hold (a NUL) names no client.
+      if (id.includes('\u0000')) return undefined
       const [row] = await db.select().from(oauthClients).where(eq(oauthClients.id, id))
       return row
     },

@@ -11,6 +11,7 @@ import helmet from '@fastify/helmet'
 import view from '@fastify/view'
 import { Eta } from 'eta'
 import consolePages from './pages.ts'
+import { appError } from '../../core/errors.ts'
 import authorizeRoutes from './authorize.ts'
 import consoleAssets from './assets.ts'
 import { SESSION_HOURS, scheduleSessionPurge, sessionStore } from './session.ts'
@@ -94,6 +95,14 @@ export default async function consolePlugin(app: FastifyInstance, options: Conso
             : error.message
     reply.code(status)
     return reply.page('error', { title: 'Error', heading: status === 429 ? 'Slow down' : 'Something is not right', message })
+  })
+
+  // A path value no record can have (a NUL, broken Unicode) names nothing: a 404 page before any
+  // handler passes it to the database, which refuses a NUL in text with an error (a 500).
+  app.addHook('preValidation', async (request) => {
+    for (const value of Object.values((request.params ?? {}) as Record<string, unknown>)) {
+      if (typeof value === 'string' && (value.includes('\u0000') || !value.isWellFormed())) throw appError('NotFound', 'There is nothing at this address.')
+    }
   })
 
   await app.register(consoleAssets)

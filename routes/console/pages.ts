@@ -21,9 +21,13 @@ import type { Static } from '@sinclair/typebox'
 
 type Form = Record<string, string | undefined>
 
-/** Only local console paths may be redirect targets (no open redirect). */
+/**
+ * Only local console paths may be redirect targets (no open redirect), written as a URL is
+ * sent: printable ASCII. Anything else in a Location header (a NUL, a `☃`) makes Node throw
+ * while writing the response, which took the whole process down.
+ */
 export function safeNext(next: string | undefined, fallback = '/console'): string {
-  return next && /^\/(console|oauth)(\/|\?|$)/.test(next) && !next.startsWith('//') ? next : fallback
+  return next && /^\/(console|oauth)(\/|\?|$)[\x21-\x7e]*$/.test(next) && !next.startsWith('//') ? next : fallback
 }
 
 const consolePages: FastifyPluginAsync<{ publicUrl: string }> = async (app) => {
@@ -209,7 +213,7 @@ const consolePages: FastifyPluginAsync<{ publicUrl: string }> = async (app) => {
         flash(request, 'error', `Not saved: ${describe(err)}`)
       }
       const back = safeNext(body.back, `/console/projects/${encodeURIComponent(request.params.project)}/opportunities`)
-      return reply.redirect(`${back}#${request.params.id}`)
+      return reply.redirect(`${back}#${encodeURIComponent(request.params.id)}`)
     })
 
     app.get<{ Params: { project: string; id: string } }>('/console/projects/:project/opportunities/:id/history', async (request, reply) => {

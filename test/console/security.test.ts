@@ -202,6 +202,31 @@ t.test('console security', async (t) => {
     const review = await third.submit(board, `${board}/${id}/review`, { status: 'reviewing', orig_status: 'pending', back: 'https://evil.example/' })
     t.equal(review.statusCode, 302)
     t.equal(review.headers.location, `${board}#${id}`, 'back=https://evil.example returns to the board')
+
+    // A Location that is not printable ASCII made Node throw while writing the response: the
+    // process died. `next` is held to printable ASCII, and the review's anchor is encoded.
+    for (const next of ['/console/\u2603', '/console/\u0000', '/console/\u00e9', '/console/a b']) {
+      const res = await third.get(`/console/login?next=${encodeURIComponent(next)}`)
+      t.equal(res.headers.location, '/console', `signed in, next=${JSON.stringify(next)} lands on /console`)
+    }
+    const page = await third.get(board)
+    const odd = await third.post(`${board}/%E2%98%83/review`, { _csrf: csrfOf(page.body), status: 'reviewing', orig_status: 'pending' })
+    t.equal(odd.statusCode, 302, 'a review of an id that is no id is refused with a message')
+    t.equal(odd.headers.location, `${board}#%E2%98%83`, 'and the anchor back to it is encoded')
+    t.equal((await app.inject({ method: 'GET', url: '/health' })).statusCode, 200, 'the server is still up')
+  })
+
+  t.test('a path value no record can have (a NUL, broken Unicode) is a 404 page, not a 500', async (t) => {
+    const agent = new Agent(app, '10.0.6.9')
+    await agent.signIn(ws.user.email, ws.user.password)
+    for (const url of ['/console/projects/a%00b/opportunities', '/console/projects/a%00b/metrics', `/console/projects/${ws.project.slug}/opportunities/opp_a%00b/history`]) {
+      const res = await agent.get(url)
+      t.equal(res.statusCode, 404, url)
+      t.match(res.headers['content-type'], /^text\/html/, 'an error page')
+    }
+    const page = await agent.get('/console/connections')
+    const res = await agent.post('/console/connections/grt_a%00b/revoke', { _csrf: csrfOf(page.body) })
+    t.equal(res.statusCode, 404, 'a form whose path holds a NUL')
   })
 
   t.test('workspace settings: the owner disables a tool; others cannot', async (t) => {

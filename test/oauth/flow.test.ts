@@ -164,6 +164,18 @@ t.test('token endpoint: refresh rotation, revocation, PKCE and resource mismatch
     const broken = await revoke({ token: mine.access_token }, { authorization: `Basic ${Buffer.from('%E0%A4%A:secret').toString('base64')}` })
     t.equal(broken.status, 401, 'a malformed %-escape in Basic credentials is a client error')
     t.equal((await broken.json()).error, 'invalid_client')
+    // A client_id PostgreSQL text cannot hold (a NUL, in the body or in Basic credentials) names no client: not a 500.
+    const nul = await revoke({ token: mine.access_token, client_id: 'a\u0000b' })
+    t.equal(nul.status, 401, 'a NUL in client_id is an unknown client')
+    t.equal((await nul.json()).error, 'invalid_client')
+    const zeros = await revoke({ token: mine.access_token }, { authorization: `Basic ${'A'.repeat(400)}` })
+    t.equal(zeros.status, 401, 'Basic credentials that decode to NUL bytes too')
+    // Bodies that do not parse get OAuth's error body too, with their own status.
+    for (const [type, body, status] of [['text/plain', 'token=x', 415], ['application/json', '{', 400], ['application/json', `${'['.repeat(100)}${']'.repeat(100)}`, 400]] as const) {
+      const res = await fetch(`${url}/oauth/token`, { method: 'POST', headers: { 'content-type': type }, body })
+      t.equal(res.status, status, `${type} ${body.slice(0, 10)}: ${status}`)
+      t.match(await res.json(), { error: 'invalid_request', error_description: String }, 'in OAuth\'s error format')
+    }
 
     let limited: Response | undefined
     for (let i = 0; i < 70 && !limited; i++) {
