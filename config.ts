@@ -16,7 +16,7 @@ export const EnvSchema = Type.Object({
   ALLOWED_ORIGINS: Type.String({ default: '', pattern: '^(https?://[^/,\\s]+)?(,\\s*https?://[^/,\\s]+)*$' }),
   TRUST_PROXY: Type.String({ default: 'false', pattern: '^(true|false|\\d{1,2}|[0-9a-fA-F.:/]+(,\\s*[0-9a-fA-F.:/]+)*)$' }),
   OAUTH_CLIENT_METADATA_PRIVATE_NETWORK: Type.Union([Type.Literal('true'), Type.Literal('false')], { default: 'false' }),
-  REQUEST_TIMEOUT_MS: Type.Integer({ default: 30_000, minimum: 1000, maximum: 600_000 }),
+  REQUEST_TIMEOUT_MS: Type.Integer({ default: 25_000, minimum: 1000, maximum: 600_000 }),
   KEEP_ALIVE_TIMEOUT_MS: Type.Integer({ default: 72_000, minimum: 1000, maximum: 600_000 }),
   RATE_LIMIT_MAX: Type.Integer({ default: 300, minimum: 0, maximum: 1_000_000 }),
   RATE_LIMIT_INGEST_MAX: Type.Integer({ default: 1000, minimum: 0, maximum: 1_000_000 }),

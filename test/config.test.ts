@@ -15,7 +15,7 @@ t.test('defaults: 127.0.0.1:3000, embedded database in ./.data, public URL from 
     trustProxy: false,
     logLevel: 'info',
     oauthClientMetadataPrivateNetwork: false,
-    requestTimeoutMs: 30_000,
+    requestTimeoutMs: 25_000,
     keepAliveTimeoutMs: 72_000,
     rateLimit: { max: 300, ingestMax: 1000, windowMs: 10_000, authFailures: 30, authFailureWindowMs: 60_000, concurrency: 8 },
   })
