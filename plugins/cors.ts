@@ -10,7 +10,7 @@ async function corsPlugin(app: FastifyInstance, options: { publicUrl: string; al
   await app.register(cors, {
     origin: (origin, cb) => cb(null, origin !== undefined && allowed.has(origin)),
     methods: ['GET', 'POST', 'PATCH', 'PUT', 'DELETE'],
-    allowedHeaders: ['authorization', 'content-type', 'mcp-protocol-version', 'x-service-project', 'last-event-id'],
+    allowedHeaders: ['authorization', 'content-type', 'mcp-protocol-version', 'mcp-method', 'mcp-name', 'x-service-project', 'last-event-id'],
     exposedHeaders: ['WWW-Authenticate', 'Mcp-Protocol-Version'],
     maxAge: 600,
   })

@@ -169,14 +169,15 @@ t.test('CORS: the preflight is allowed and WWW-Authenticate is exposed', async (
     headers: {
       origin: url,
       'access-control-request-method': 'POST',
-      'access-control-request-headers': 'authorization, content-type, mcp-protocol-version',
+      'access-control-request-headers': 'authorization, content-type, mcp-protocol-version, mcp-method, mcp-name',
     },
   })
   t.ok(preflight.status === 204 || preflight.status === 200, `preflight status ${preflight.status}`)
   t.equal(preflight.headers.get('access-control-allow-origin'), url)
   t.match(preflight.headers.get('access-control-allow-methods') ?? '', /POST/)
   const allowedHeaders = (preflight.headers.get('access-control-allow-headers') ?? '').toLowerCase().split(/\s*,\s*/)
-  for (const h of ['authorization', 'content-type', 'mcp-protocol-version']) t.ok(allowedHeaders.includes(h), `allows ${h}`)
+  // Mcp-Method and Mcp-Name: a 2026-07-28 client sends them on every request.
+  for (const h of ['authorization', 'content-type', 'mcp-protocol-version', 'mcp-method', 'mcp-name']) t.ok(allowedHeaders.includes(h), `allows ${h}`)
 
   const denied = await fetch(endpoint, {
     method: 'OPTIONS',
