@@ -43,7 +43,10 @@ async function authPlugin(app: FastifyInstance, options: { publicUrl: string }) 
   function credentialOf(request: FastifyRequest, reply: FastifyReply, surface: Surface): { key: string; hash: string } {
     const accepted = surfaceKinds[surface]
     const header = request.headers.authorization
-    const match = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null
+    // The scheme, spaces, one credential (RFC 6750). Only space and tab separate: JavaScript's \s
+    // would also take a no-break space or a line separator for one. Anything not a key is then
+    // refused as malformed (and counts as a failed authentication).
+    const match = header ? /^Bearer[ \t]+([^ \t]+)[ \t]*$/i.exec(header) : null
     if (!match) {
       challenge(reply, surface)
       throw appError('Unauthorized', `Authentication required: send the header Authorization: Bearer <key> with ${withArticle(listKinds(accepted))}.`)

@@ -171,6 +171,10 @@ t.test('credentials and surfaces', async (t) => {
     t.equal(empty.statusCode, 401, 'the scheme without a key')
     const two = await dailyOps({ authorization: `Bearer ${keys.mcp} ${keys.mcp}` })
     t.equal(two.statusCode, 401, 'two tokens')
+    // RFC 6750: the scheme, spaces, then a b64token. A no-break space is not a separator.
+    t.equal((await dailyOps({ authorization: `Bearer\u00a0${keys.mcp}` })).statusCode, 401, 'a no-break space after the scheme')
+    t.equal((await dailyOps({ authorization: `Bearer ${keys.mcp}\u00a0` })).statusCode, 401, 'a no-break space after the key')
+    t.equal((await dailyOps({ authorization: `Bearer   ${keys.mcp}  ` })).statusCode, 200, 'spaces around the key')
     const events = await ingest({})
     t.equal(events.statusCode, 401)
     t.equal(events.headers['www-authenticate'], UNAUTHORIZED_CHALLENGE)
