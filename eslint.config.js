@@ -18,4 +18,18 @@ export default [
       'no-void': ['error', { allowAsStatement: true }],
     },
   },
+  {
+    // The server's own code takes node:http(s) with process.getBuiltinModule: an ES import builds
+    // the module's namespace from every export, which loads Node's fetch (undici) at start.
+    files: ['**/*.ts'],
+    ignores: ['test/**', 'bench/**'],
+    rules: {
+      'no-restricted-imports': ['error', {
+        paths: ['http', 'https', 'node:http', 'node:https'].map((name) => ({
+          name,
+          message: "Use process.getBuiltinModule('node:http'): an ES import of it loads Node's fetch (undici) at start.",
+        })),
+      }],
+    },
+  },
 ]

@@ -1,7 +1,10 @@
 // The error catalogue (DESIGN §4). Every failure a client can see is one of these,
 // rendered as {"error":{"code","message","details"}} on REST and inside MCP results.
-import { STATUS_CODES } from 'node:http'
 import createError, { type FastifyErrorConstructor } from '@fastify/error'
+
+// Not `import … from 'node:http'`: an ES import of node:http builds its namespace from every
+// export, loading Node's fetch (undici) at start (~12 MB, ~75 ms); see routes/oauth-client-metadata.ts.
+const { STATUS_CODES } = process.getBuiltinModule('node:http')
 
 export interface ErrorDetail {
   path: string
