@@ -1,9 +1,10 @@
 // The MCP server behind POST /mcp (routes/mcp.ts): the SDK's v2 line, loaded on the first MCP
 // request rather than at start (the SDK and zod cost about 0.17 s and 30 MB to load, which a
 // deployment that never serves MCP should not pay). One stateless 2026-07-28 handler
-// (`createMcpHandler`) and, through the SDK's own era classifier, the 2025 stateless idiom; both
-// call the factory below for every request, which only wires prebuilt handlers into a fresh
-// low-level Server: the tool list, documents, validator and handlers are all built once.
+// (`createMcpHandler`) and the 2025 stateless idiom, chosen by the route's certain era
+// (routes/mcp-era.ts) or else by the SDK's own era classifier; both call the factory below for
+// every request, which only wires prebuilt handlers into a fresh low-level Server: the tool
+// list, documents, validator and handlers are all built once.
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
 import {
   createMcpHandler,
@@ -49,8 +50,9 @@ function callerOf(ctx: ServerContext): Caller {
 }
 
 export interface McpServer {
-  /** Answers one MCP request: `parsed` is its JSON body, or undefined when the body did not parse. */
-  respond(request: Request, authInfo: AuthInfo, parsed: { message: unknown } | undefined): Promise<Response>
+  /** Answers one MCP request: `parsed` is its JSON body, or undefined when the body did not parse;
+   * `era`, when given, is certain (routes/mcp-era.ts), and the SDK's classifier is not consulted. */
+  respond(request: Request, authInfo: AuthInfo, parsed: { message: unknown } | undefined, era?: 'legacy' | 'modern'): Promise<Response>
   close(): Promise<void>
 }
 
@@ -171,10 +173,11 @@ export function createMcpServer(app: FastifyInstance, options: { publicUrl: stri
   }
 
   return {
-    // The SDK's own classification decides the era (isLegacyRequest runs exactly the code
-    // createMcpHandler runs): no envelope claim, or a body that does not parse, is 2025 traffic.
-    async respond(request, authInfo, parsed) {
-      return !parsed || (await isLegacyRequest(request, parsed.message))
+    // Unless the era is certain, the SDK's own classification decides it (isLegacyRequest runs
+    // exactly the code createMcpHandler runs): no envelope claim, or a body that does not parse,
+    // is 2025 traffic.
+    async respond(request, authInfo, parsed, era) {
+      return !parsed || (era ?? ((await isLegacyRequest(request, parsed.message)) ? 'legacy' : 'modern')) === 'legacy'
         ? legacy(request, authInfo, parsed?.message)
         : modern.fetch(request, { authInfo, parsedBody: parsed.message })
     },
