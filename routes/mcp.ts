@@ -115,12 +115,13 @@ const mcpRoutes: FastifyPluginAsync<{ publicUrl: string; allowedOrigins: string[
     const protocolVersion = request.headers['mcp-protocol-version']
     const era = parsed ? certainEra(parsed.message, typeof protocolVersion === 'string' ? protocolVersion : undefined) : 'legacy'
     const response = await (await server()).respond(webRequest, authInfo, parsed, era)
-    const text = await response.text()
+    // The bytes as the SDK wrote them (no decoding to text and encoding again).
+    const body = Buffer.from(await response.arrayBuffer())
     reply.code(response.status)
     response.headers.forEach((value, key) => {
       if (key !== 'content-length') reply.header(key, value)
     })
-    return reply.send(text === '' ? undefined : text)
+    return reply.send(body.length === 0 ? undefined : body)
   })
 }
 
