@@ -7,11 +7,16 @@
 // at 2026-07-28 (`_meta` envelope, Mcp-Method/Mcp-Name headers). Targets: each MCP era ≥ 80 %
 // of REST's requests/s, REST ≥ 50 % of the bare route's. `--soak <s>` then keeps MCP under load
 // (both eras, alternating 10 s slices) and prints the server's RSS at start and end. The load generator runs in a child process of
-// its own so that the server's event loop does only server work. The database is dropped at
-// the end; the exit code is 1 when a target is missed.
+// its own so that the server's event loop does only server work. `--rounds <n>` alternates the
+// scenarios n times and compares each route's median, so that a ratio compares routes measured
+// side by side on a machine whose load drifts; `--profile <prefix>` writes a CPU profile of the
+// server per scenario and prints where its time goes. The database is dropped at the end; the
+// exit code is 1 when a target is missed.
 import { fork } from 'node:child_process'
 import { parseArgs } from 'node:util'
 import { isDeepStrictEqual } from 'node:util'
+import { writeFile } from 'node:fs/promises'
+import { Session } from 'node:inspector/promises'
 import net from 'node:net'
 import os from 'node:os'
 import postgres from 'postgres'
@@ -28,6 +33,14 @@ const USAGE = `Usage: npm run bench:http -- [options]
   --connections <n>    concurrent connections (default 50)
   --events <n>         events seeded through POST /v1/events (default 300)
   --only <list>        comma-separated scenarios to run: bare, rest, mcp, mcp26 (default all)
+  --rounds <n>         run the chosen scenarios n times, alternating, and report each route's
+                       median; each ratio is the median of the rounds' ratios, which compare
+                       routes measured side by side (default 1; warm-up in the first round only)
+  --profile <prefix>   CPU-profile the server during each scenario of the first round: writes
+                       <prefix>.<scenario>.cpuprofile (open in Chrome DevTools) and prints the
+                       functions and packages with the most self time (profiling slows every
+                       route; take ratios from a run without it)
+  --top <n>            how many functions --profile prints per scenario (default 25)
   --soak <s>           afterwards, MCP tools/call for this many seconds (both eras alternating),
                        printing the server's RSS at start and end (default 0: no soak)
   --db-name <name>     database name (default growthdesk_bench_http); server from BENCH_DATABASE_URL
@@ -95,6 +108,9 @@ async function main() {
       events: { type: 'string', default: '300' },
       only: { type: 'string', default: 'bare,rest,mcp,mcp26' },
       soak: { type: 'string', default: '0' },
+      rounds: { type: 'string', default: '1' },
+      profile: { type: 'string' },
+      top: { type: 'string', default: '25' },
       'db-name': { type: 'string', default: 'growthdesk_bench_http' },
       help: { type: 'boolean', short: 'h', default: false },
     },
@@ -117,6 +133,9 @@ async function main() {
   const connections = num('connections', args.connections, 1, 1000)
   const eventCount = num('events', args.events, 1, 1000)
   const soak = num('soak', args.soak, 0, 3600)
+  const rounds = num('rounds', args.rounds, 1, 100)
+  const top = num('top', args.top, 1, 1000)
+  const profilePrefix = args.profile
   const only = new Set(args.only!.split(',').map((s) => s.trim()))
   for (const s of only) {
     if (!['bare', 'rest', 'mcp', 'mcp26'].includes(s)) {
@@ -269,36 +288,70 @@ async function main() {
     log('checked: REST and MCP (2025-11-25 and 2026-07-28) answer get_daily_ops successfully, with the same result')
     log()
 
-    const results: Partial<Record<'bare' | 'rest' | 'mcp' | 'mcp26', CannonResult>> = {}
-    for (const s of scenarios) {
-      if (!only.has(s.key)) continue
-      const task = { ...s.task, connections } as CannonTask
-      if (warmup > 0) await cannon({ ...task, duration: warmup })
-      // The server's own CPU time per request: steadier than requests/s on a shared machine.
-      const cpuBefore = process.cpuUsage()
-      const r = await cannon({ ...task, duration })
-      const cpu = process.cpuUsage(cpuBefore)
-      results[s.key] = r
-      log(
-        `${s.label.padEnd(36)} ${fmt(r.requestsPerSecond, 0).padStart(8)} req/s   p50 ${fmt(r.p50, 1).padStart(6)} ms   p99 ${fmt(r.p99, 1).padStart(6)} ms   ` +
-          `non-2xx ${r.non2xx}   errors ${r.errors}   timeouts ${r.timeouts}   (${r.total} requests, ` +
-          `server CPU ${fmt((cpu.user + cpu.system) / Math.max(1, r.total), 0)} µs/request)`
-      )
-      if (r.non2xx > 0 || r.errors > 0) failed = true
+    type Key = 'bare' | 'rest' | 'mcp' | 'mcp26'
+    interface Measured extends CannonResult {
+      /** Server CPU (user + system) per request, in µs. */
+      cpuPerRequest: number
     }
-
+    const runs: Partial<Record<Key, Measured[]>> = {}
+    const chosen = scenarios.filter((s) => only.has(s.key))
+    for (let round = 1; round <= rounds; round++) {
+      if (rounds > 1) log(`round ${round} of ${rounds} (load average ${loadAverage()})`)
+      for (const s of chosen) {
+        const task = { ...s.task, connections } as CannonTask
+        if (warmup > 0 && round === 1) await cannon({ ...task, duration: warmup })
+        const profiling = profilePrefix !== undefined && round === 1 ? await startProfile() : undefined
+        // The server's own CPU time per request: steadier than requests/s on a shared machine.
+        const cpuBefore = process.cpuUsage()
+        const r = await cannon({ ...task, duration })
+        const cpu = process.cpuUsage(cpuBefore)
+        const m: Measured = { ...r, cpuPerRequest: (cpu.user + cpu.system) / Math.max(1, r.total) }
+        ;(runs[s.key] ??= []).push(m)
+        log(
+          `${s.label.padEnd(36)} ${fmt(r.requestsPerSecond, 0).padStart(8)} req/s   p50 ${fmt(r.p50, 1).padStart(6)} ms   p99 ${fmt(r.p99, 1).padStart(6)} ms   ` +
+            `non-2xx ${r.non2xx}   errors ${r.errors}   timeouts ${r.timeouts}   (${r.total} requests, ` +
+            `server CPU ${fmt(m.cpuPerRequest, 0)} µs/request)`
+        )
+        if (r.non2xx > 0 || r.errors > 0) failed = true
+        if (profiling) {
+          const file = `${profilePrefix}.${s.key}.cpuprofile`
+          const profile = await profiling.stop()
+          await writeFile(file, JSON.stringify(profile))
+          log(describeProfile(profile, top, r.total, file))
+        }
+      }
+    }
+    // One figure per route: the median of its rounds (requests/s and CPU per request separately).
+    const results: Partial<Record<Key, Measured>> = {}
+    for (const [key, list] of Object.entries(runs) as [Key, Measured[]][]) {
+      results[key] = { ...list[0]!, requestsPerSecond: median(list.map((r) => r.requestsPerSecond)), cpuPerRequest: median(list.map((r) => r.cpuPerRequest)), p99: median(list.map((r) => r.p99)) }
+    }
+    if (rounds > 1) {
+      log()
+      log(`medians of ${rounds} rounds:`)
+      for (const s of chosen) {
+        const r = results[s.key]!
+        log(`${s.label.padEnd(36)} ${fmt(r.requestsPerSecond, 0).padStart(8)} req/s   p99 ${fmt(r.p99, 1).padStart(6)} ms   server CPU ${fmt(r.cpuPerRequest, 0)} µs/request`)
+      }
+    }
     log()
-    const ratio = (label: string, a: CannonResult | undefined, b: CannonResult | undefined, target: number) => {
-      if (!a || !b) return
-      const value = a.requestsPerSecond / b.requestsPerSecond
+    // A ratio compares two routes measured one after the other, in the same round: with several
+    // rounds, the median of the rounds' ratios (each round's listed, so their spread shows).
+    const ratio = (label: string, a: Key, b: Key, target: number) => {
+      const ra = runs[a]
+      const rb = runs[b]
+      if (!ra || !rb) return
+      const each = ra.map((r, i) => r.requestsPerSecond / rb[i]!.requestsPerSecond)
+      const value = median(each)
       const pass = value >= target
       if (!pass) failed = true
-      log(`${label.padEnd(16)} ${(value * 100).toFixed(1).padStart(5)} %   target ≥ ${(target * 100).toFixed(0)} %   ${pass ? 'PASS' : 'FAIL'}`)
+      const rounds = each.length > 1 ? `   (rounds: ${each.map((v) => `${(v * 100).toFixed(1)} %`).join(', ')})` : ''
+      log(`${label.padEnd(16)} ${(value * 100).toFixed(1).padStart(5)} %   target ≥ ${(target * 100).toFixed(0)} %   ${pass ? 'PASS' : 'FAIL'}${rounds}`)
     }
-    ratio('MCP 2025 / REST', results.mcp, results.rest, 0.8)
-    ratio('MCP 2026 / REST', results.mcp26, results.rest, 0.8)
-    ratio('REST / bare', results.rest, results.bare, 0.5)
-    if (Object.values(results).some((r) => r.non2xx > 0 || r.errors > 0)) log('FAIL: some requests did not succeed (non-2xx or errors above)')
+    ratio('MCP 2025 / REST', 'mcp', 'rest', 0.8)
+    ratio('MCP 2026 / REST', 'mcp26', 'rest', 0.8)
+    ratio('REST / bare', 'rest', 'bare', 0.5)
+    if (Object.values(runs).flat().some((r) => r.non2xx > 0 || r.errors > 0)) log('FAIL: some requests did not succeed (non-2xx or errors above)')
     log(`load average after: ${loadAverage()} (other work on the machine skews every figure)`)
 
     if (soak > 0) {
@@ -339,6 +392,64 @@ async function main() {
     await cleanup()
   }
   process.exit(failed ? 1 : 0)
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b)
+  const mid = sorted.length >> 1
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2
+}
+
+interface CpuProfile {
+  nodes: { id: number; callFrame: { functionName: string; url: string; lineNumber: number }; children?: number[] }[]
+  samples: number[]
+  timeDeltas: number[]
+  startTime: number
+  endTime: number
+}
+
+/** A CPU profile of this (the server's) process, started now. */
+async function startProfile(): Promise<{ stop(): Promise<CpuProfile> }> {
+  const session = new Session()
+  session.connect()
+  await session.post('Profiler.enable')
+  await session.post('Profiler.setSamplingInterval', { interval: 200 })
+  await session.post('Profiler.start')
+  return {
+    async stop() {
+      const { profile } = await session.post('Profiler.stop')
+      session.disconnect()
+      return profile as unknown as CpuProfile
+    },
+  }
+}
+
+/** The functions and the packages (or app folders) with the most self time, per request. */
+function describeProfile(profile: CpuProfile, top: number, requests: number, file: string): string {
+  const self = new Map<number, number>()
+  profile.samples.forEach((id, i) => self.set(id, (self.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0)))
+  const total = profile.endTime - profile.startTime
+  const byFunction = new Map<string, number>()
+  const byPackage = new Map<string, number>()
+  const root = new URL('..', import.meta.url).href
+  for (const node of profile.nodes) {
+    const t = self.get(node.id) ?? 0
+    if (t === 0) continue
+    const { functionName, url, lineNumber } = node.callFrame
+    const where = url.startsWith(root) ? url.slice(root.length) : url
+    const key = `${functionName || '(anonymous)'}  ${where ? `${where}:${lineNumber + 1}` : ''}`
+    byFunction.set(key, (byFunction.get(key) ?? 0) + t)
+    const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(where)?.[1] ??
+      (where.startsWith('node:') ? 'node: (built-in)' : where === '' ? functionName || '(native)' : where.split('/').slice(0, where.includes('/') ? 1 : 0).join('/') || where)
+    byPackage.set(pkg, (byPackage.get(pkg) ?? 0) + t)
+  }
+  const perRequest = (us: number) => `${fmt(us / Math.max(1, requests), 1).padStart(7)} µs/req`
+  const share = (us: number) => `${((us / Math.max(1, total)) * 100).toFixed(1).padStart(5)} %`
+  const lines = [`  profile ${file}: ${fmt(total / 1000, 0)} ms, ${requests} requests; top self time:`]
+  for (const [k, t] of [...byFunction].sort((a, b) => b[1] - a[1]).slice(0, top)) lines.push(`    ${share(t)} ${perRequest(t)}  ${k}`)
+  lines.push('  by package / folder:')
+  for (const [k, t] of [...byPackage].sort((a, b) => b[1] - a[1]).slice(0, 15)) lines.push(`    ${share(t)} ${perRequest(t)}  ${k}`)
+  return lines.join('\n')
 }
 
 function fmt(n: number, digits: number): string {

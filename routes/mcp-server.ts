@@ -1,9 +1,10 @@
 // The MCP server behind POST /mcp (routes/mcp.ts): the SDK's v2 line, loaded on the first MCP
 // request rather than at start (the SDK and zod cost about 0.17 s and 30 MB to load, which a
 // deployment that never serves MCP should not pay). One stateless 2026-07-28 handler
-// (`createMcpHandler`) and, through the SDK's own era classifier, the 2025 stateless idiom; both
-// call the factory below for every request, which only wires prebuilt handlers into a fresh
-// low-level Server: the tool list, documents, validator and handlers are all built once.
+// (`createMcpHandler`) and the 2025 stateless idiom, chosen by the route's certain era
+// (routes/mcp-era.ts) or else by the SDK's own era classifier; both call the factory below for
+// every request, which only wires prebuilt handlers into a fresh low-level Server: the tool
+// list, documents, validator and handlers are all built once.
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
 import {
   createMcpHandler,
@@ -48,9 +49,30 @@ function callerOf(ctx: ServerContext): Caller {
   return caller
 }
 
+/**
+ * The SDK's Server, closed more cheaply. Every exchange ends in `_onclose`, which builds a
+ * "Connection closed" SdkError to settle whatever is still pending (after a served request:
+ * nothing but the finished handler's abort signal). Capturing that error's stack trace was the
+ * largest single MCP cost in the CPU profile (~20-40 µs a call, of ~0.2 ms the MCP layer costs);
+ * the stack of a routine close says nothing, so it is not captured (zod suppresses its own
+ * internal captures the same way). `_onclose` is the SDK's documented subclass hook.
+ */
+class ExchangeServer extends Server {
+  protected override _onclose(): void {
+    const limit = Error.stackTraceLimit
+    Error.stackTraceLimit = 0
+    try {
+      super._onclose()
+    } finally {
+      Error.stackTraceLimit = limit
+    }
+  }
+}
+
 export interface McpServer {
-  /** Answers one MCP request: `parsed` is its JSON body, or undefined when the body did not parse. */
-  respond(request: Request, authInfo: AuthInfo, parsed: { message: unknown } | undefined): Promise<Response>
+  /** Answers one MCP request: `parsed` is its JSON body, or undefined when the body did not parse;
+   * `era`, when given, is certain (routes/mcp-era.ts), and the SDK's classifier is not consulted. */
+  respond(request: Request, authInfo: AuthInfo, parsed: { message: unknown } | undefined, era?: 'legacy' | 'modern'): Promise<Response>
   close(): Promise<void>
 }
 
@@ -131,7 +153,7 @@ export function createMcpServer(app: FastifyInstance, options: { publicUrl: stri
 
   /** One Server per request and era (the SDK binds an instance to one exchange). */
   function newServer(): Server {
-    const server = new Server({ name: 'growthdesk', version: VERSION }, {
+    const server = new ExchangeServer({ name: 'growthdesk', version: VERSION }, {
       capabilities: { tools: { listChanged: false }, resources: {}, prompts: {} },
       instructions,
       jsonSchemaValidator: validator,
@@ -171,10 +193,11 @@ export function createMcpServer(app: FastifyInstance, options: { publicUrl: stri
   }
 
   return {
-    // The SDK's own classification decides the era (isLegacyRequest runs exactly the code
-    // createMcpHandler runs): no envelope claim, or a body that does not parse, is 2025 traffic.
-    async respond(request, authInfo, parsed) {
-      return !parsed || (await isLegacyRequest(request, parsed.message))
+    // Unless the era is certain, the SDK's own classification decides it (isLegacyRequest runs
+    // exactly the code createMcpHandler runs): no envelope claim, or a body that does not parse,
+    // is 2025 traffic.
+    async respond(request, authInfo, parsed, era) {
+      return !parsed || (era ?? ((await isLegacyRequest(request, parsed.message)) ? 'legacy' : 'modern')) === 'legacy'
         ? legacy(request, authInfo, parsed?.message)
         : modern.fetch(request, { authInfo, parsedBody: parsed.message })
     },

@@ -1,17 +1,21 @@
 // The MCP endpoint (spec 4.3): one POST /mcp serves the stateless 2026-07-28 revision
 // (per-request `_meta` envelope, `server/discover`, Mcp-Method/Mcp-Name header checks, caching
 // hints) and the 2025 revisions (`initialize`, JSON responses). This plugin checks the origin,
-// the host and the key and reads the body; the MCP server itself (routes/mcp-server.ts, the SDK)
-// is loaded on the first request, once.
+// the host and the key, reads the body and, where it is certain (routes/mcp-era.ts), the era;
+// the MCP server itself (routes/mcp-server.ts, the SDK) is loaded on the first request, once.
+import { setMaxListeners } from 'node:events'
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
 import type { AuthInfo } from '@modelcontextprotocol/server'
 import { appError, errorBody } from '../core/errors.ts'
 import { MAX_JSON_DEPTH, nestsDeeperThan } from '../core/validation.ts'
 import { mcpAllowedHosts, mcpAllowedOrigins } from '../core/origins.ts'
 import type { Caller, McpServer } from './mcp-server.ts'
+import { certainEra } from './mcp-era.ts'
 
 /** We always answer with JSON; clients that accept only JSON are served too. */
 const ACCEPT = 'application/json, text/event-stream'
+/** Distinct header sets whose body-less Web Request is kept (a client sends one or a few). */
+const REQUEST_CACHE_SIZE = 256
 
 const mcpRoutes: FastifyPluginAsync<{ publicUrl: string; allowedOrigins: string[] }> = async (app, options) => {
   const { publicUrl } = options
@@ -44,6 +48,20 @@ const mcpRoutes: FastifyPluginAsync<{ publicUrl: string; allowedOrigins: string[
   }
   app.get('/mcp', { schema: { hide: true } }, notAllowed)
   app.delete('/mcp', { schema: { hide: true } }, notAllowed)
+
+  const requests = new Map<string, Request>()
+  /** The body-less Request for a header set (`key`: name, value, name, value… each line-ended). */
+  function cachedRequest(key: string): Request {
+    let webRequest = requests.get(key)
+    if (!webRequest) {
+      if (requests.size >= REQUEST_CACHE_SIZE) requests.clear()
+      webRequest = new Request(endpoint, { method: 'POST', headers: headersOf(key) })
+      // Each 2026-07-28 exchange in flight listens to the (never aborted) signal until it closes.
+      setMaxListeners(0, webRequest.signal)
+      requests.set(key, webRequest)
+    }
+    return webRequest
+  }
 
   app.post('/mcp', {
     schema: {
@@ -82,23 +100,37 @@ const mcpRoutes: FastifyPluginAsync<{ publicUrl: string; allowedOrigins: string[
       ? 'An empty JSON-RPC batch is not a request.'
       : nestsDeeperThan(parsed.message) ? `The JSON-RPC message nests deeper than ${MAX_JSON_DEPTH} levels.` : undefined)
     if (invalid) return reply.code(400).send({ jsonrpc: '2.0', id: null, error: { code: -32600, message: invalid } })
-    const headers = new Headers()
-    headers.set('accept', ACCEPT)
-    for (const [key, value] of Object.entries(request.headers)) {
-      if (typeof value === 'string' && (key === 'content-type' || key.startsWith('mcp-'))) headers.set(key, value)
+    // The headers the SDK reads: the content type and the MCP headers.
+    let key = ''
+    for (const name in request.headers) {
+      const value = request.headers[name]
+      if (typeof value === 'string' && (name === 'content-type' || name.startsWith('mcp-'))) key += `${name}\n${value}\n`
     }
     const projectHeader = request.headers['x-service-project']
     const caller: Caller = { principal: request.principal, projectRef: typeof projectHeader === 'string' ? projectHeader : undefined, log: request.log }
     const authInfo: AuthInfo = { token: '', clientId: request.principal.keyId, scopes: [], extra: { caller } }
-    const webRequest = parsed ? new Request(endpoint, { method: 'POST', headers }) : new Request(endpoint, { method: 'POST', headers, body: raw })
-    const response = await (await server()).respond(webRequest, authInfo, parsed)
-    const text = await response.text()
+    // A parsed body travels beside the Request, which then has none: one Request serves every
+    // call with the same headers (the SDK only reads it), so it is built once per header set.
+    const webRequest = parsed ? cachedRequest(key) : new Request(endpoint, { method: 'POST', headers: headersOf(key), body: raw })
+    const protocolVersion = request.headers['mcp-protocol-version']
+    const era = parsed ? certainEra(parsed.message, typeof protocolVersion === 'string' ? protocolVersion : undefined) : 'legacy'
+    const response = await (await server()).respond(webRequest, authInfo, parsed, era)
+    // The bytes as the SDK wrote them (no decoding to text and encoding again).
+    const body = Buffer.from(await response.arrayBuffer())
     reply.code(response.status)
     response.headers.forEach((value, key) => {
       if (key !== 'content-length') reply.header(key, value)
     })
-    return reply.send(text === '' ? undefined : text)
+    return reply.send(body.length === 0 ? undefined : body)
   })
+}
+
+function headersOf(key: string): Headers {
+  const headers = new Headers()
+  headers.set('accept', ACCEPT)
+  const lines = key.split('\n')
+  for (let i = 0; i + 1 < lines.length; i += 2) headers.set(lines[i]!, lines[i + 1]!)
+  return headers
 }
 
 export default mcpRoutes
