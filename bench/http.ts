@@ -297,7 +297,10 @@ async function main() {
     const chosen = scenarios.filter((s) => only.has(s.key))
     for (let round = 1; round <= rounds; round++) {
       if (rounds > 1) log(`round ${round} of ${rounds} (load average ${loadAverage()})`)
-      for (const s of chosen) {
+      // Each round starts one route later, so that no route always runs first (after the
+      // warm-up) or always follows the same one.
+      const order = chosen.map((_, i) => chosen[(i + round - 1) % chosen.length]!)
+      for (const s of order) {
         const task = { ...s.task, connections } as CannonTask
         if (warmup > 0 && round === 1) await cannon({ ...task, duration: warmup })
         const profiling = profilePrefix !== undefined && round === 1 ? await startProfile() : undefined
