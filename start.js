@@ -5,7 +5,8 @@
 //
 // npm start's flags: a young generation of 4 MB semi-spaces (a smaller idle process than V8's
 // 16 MB default), --expose-gc for the one memory-reducing collection server.ts makes a second
-// after the start (and then takes off the global object), and PGlite's WebAssembly run by V8's baseline compiler only (Liftoff).
+// after the start (and then takes off the global object), and PGlite's WebAssembly run by V8's
+// baseline compiler only (Liftoff).
 // Optimizing PostgreSQL's largest functions took V8 over 500 MB of memory for a moment (a
 // process peaked at 740–770 MB under load, against 245 MB without) and 50 MB kept afterwards;
 // the API's requests are as fast, a heavy SQL query about half as fast. PostgreSQL as the

@@ -36,6 +36,13 @@ export function loadAverage(): string {
   return os.loadavg().map((n) => n.toFixed(2)).join(', ')
 }
 
+/** The median of some figures (the mean of the middle two when there is an even number). */
+export function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b)
+  const mid = sorted.length >> 1
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2
+}
+
 /** A free loopback port (briefly bound, then released). */
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {

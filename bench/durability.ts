@@ -15,7 +15,7 @@ import { buildApp } from '../app.ts'
 import { loadConfig } from '../config.ts'
 import { bootstrap } from '../core/admin.ts'
 import { embeddedSyncs } from '../db/client.ts'
-import { loadAverage } from './client-process.ts'
+import { loadAverage, median } from './client-process.ts'
 
 const { values: args } = parseArgs({ options: { rounds: { type: 'string', default: '3' }, batches: { type: 'string', default: '100' } } })
 const rounds = Number(args.rounds)
@@ -62,7 +62,6 @@ try {
       syncs += embeddedSyncs.count - before
       rates.nosync.push(await ingest(unsynced, size))
     }
-    const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
     const s = median(rates.sync)
     const n = median(rates.nosync)
     log(`batches of ${String(size).padStart(3)}: synced ${Math.round(s).toLocaleString('en-US').padStart(7)} events/s, unsynced ${Math.round(n).toLocaleString('en-US').padStart(7)} events/s — synced/unsynced ${(s / n * 100).toFixed(1)} % (${(syncs / (rounds * batches)).toFixed(1)} fsync calls per batch)`)

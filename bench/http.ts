@@ -25,6 +25,7 @@ import autocannon from 'autocannon'
 import { buildApp } from '../app.ts'
 import { loadConfig } from '../config.ts'
 import { bootstrap } from '../core/admin.ts'
+import { median } from './client-process.ts'
 
 const USAGE = `Usage: npm run bench:http -- [options]
 
@@ -395,12 +396,6 @@ async function main() {
     await cleanup()
   }
   process.exit(failed ? 1 : 0)
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b)
-  const mid = sorted.length >> 1
-  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2
 }
 
 interface CpuProfile {

@@ -11,6 +11,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { parseArgs } from 'node:util'
 import postgres from 'postgres'
+import { median } from './client-process.ts'
 
 const { values } = parseArgs({ options: { runs: { type: 'string', default: '5' }, idle: { type: 'string', default: '5' } } })
 const RUNS = Number(values.runs)
@@ -60,8 +61,6 @@ async function startOnce(env: NodeJS.ProcessEnv, port: number): Promise<Run> {
   await new Promise((resolve) => child.once('exit', resolve))
   return { health, startup, rssMb: rss }
 }
-
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
 
 function report(label: string, runs: Run[]) {
   const col = (f: (r: Run) => number) => String(Math.round(median(runs.map(f)))).padStart(8)

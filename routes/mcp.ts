@@ -113,7 +113,7 @@ const mcpRoutes: FastifyPluginAsync<{ publicUrl: string; allowedOrigins: string[
     // call with the same headers (the SDK only reads it), so it is built once per header set.
     const webRequest = parsed ? cachedRequest(key) : new Request(endpoint, { method: 'POST', headers: headersOf(key), body: raw })
     const protocolVersion = request.headers['mcp-protocol-version']
-    const era = parsed ? certainEra(parsed.message, typeof protocolVersion === 'string' ? protocolVersion : undefined) : 'legacy'
+    const era = parsed && certainEra(parsed.message, typeof protocolVersion === 'string' ? protocolVersion : undefined)
     const response = await (await server()).respond(webRequest, authInfo, parsed, era)
     // The bytes as the SDK wrote them (no decoding to text and encoding again).
     const body = Buffer.from(await response.arrayBuffer())
