@@ -144,7 +144,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   try {
     await app.register(errorsPlugin)
     await app.register(databasePlugin, { database: config.database })
-    await app.register(repositoriesPlugin)
+    await app.register(repositoriesPlugin, { settingsCacheTtlMs: config.settingsCacheTtlMs })
     await app.register(registryPlugin, { now: options.now ?? (() => new Date()), checkOutputs: options.checkOutputs })
     await app.register(fairUsePlugin, { limits: config.rateLimit })
     await app.register(authPlugin, { publicUrl: config.publicUrl })

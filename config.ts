@@ -23,6 +23,7 @@ export const EnvSchema = Type.Object({
   RATE_LIMIT_WINDOW_SECONDS: Type.Integer({ default: 10, minimum: 1, maximum: 3600 }),
   RATE_LIMIT_AUTH_FAILURES: Type.Integer({ default: 30, minimum: 0, maximum: 1_000_000 }),
   RATE_LIMIT_CONCURRENCY: Type.Integer({ default: 8, minimum: 0, maximum: 10_000 }),
+  SETTINGS_CACHE_TTL_MS: Type.Integer({ default: 10_000, minimum: 0, maximum: 600_000 }),
   LOG_LEVEL: Type.Union(
     ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)),
     { default: 'info' }
@@ -49,6 +50,7 @@ const hints: Record<keyof Env, string> = {
   RATE_LIMIT_WINDOW_SECONDS: 'the rate-limit window in seconds, from 1 to 3600',
   RATE_LIMIT_AUTH_FAILURES: 'failed authentications per client address per minute, an integer from 0 (no limit) to 1000000',
   RATE_LIMIT_CONCURRENCY: 'concurrent requests per credential per instance, an integer from 0 (no limit) to 10000',
+  SETTINGS_CACHE_TTL_MS: 'milliseconds from 0 (no cache) to 600000 an instance may keep a credential, role or setting',
   LOG_LEVEL: 'one of fatal, error, warn, info, debug, trace, silent',
 }
 
@@ -92,6 +94,8 @@ export interface Config {
    * (a client_id URL must not make the server probe its own network); for tests and local use.
    */
   oauthClientMetadataPrivateNetwork?: boolean
+  /** How long credentials, roles and settings may be kept in memory (each change drops them at once); 0: never. Default 10 s. */
+  settingsCacheTtlMs?: number
 }
 
 export class ConfigError extends Error {
@@ -150,6 +154,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     oauthClientMetadataPrivateNetwork,
     requestTimeoutMs: e.REQUEST_TIMEOUT_MS,
     keepAliveTimeoutMs: e.KEEP_ALIVE_TIMEOUT_MS,
+    settingsCacheTtlMs: e.SETTINGS_CACHE_TTL_MS,
     rateLimit: {
       max: e.RATE_LIMIT_MAX,
       ingestMax: e.RATE_LIMIT_INGEST_MAX,

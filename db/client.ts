@@ -34,13 +34,27 @@ export function isUniqueViolation(err: unknown): boolean {
   return false
 }
 
+/** What a listener hears: each notification's payload, and when it starts or stops hearing them. */
+export interface ListenHandlers {
+  notify(payload: string): void
+  /** Listening (again): from now on no notification is missed. */
+  up(): void
+  /** The connection that listens is gone: notifications may be missed until the next `up`. */
+  down(): void
+}
+
 export interface Database {
   db: Db
   kind: 'postgres' | 'pglite'
   migrate(): Promise<void>
   ping(): Promise<void>
+  /** LISTENs on `channel` until the returned function is called (it never throws; a lost connection is retried). */
+  listen(channel: string, handlers: ListenHandlers): Promise<() => Promise<void>>
   close(): Promise<void>
 }
+
+/** How long a PostgreSQL listener waits before connecting again after losing its connection. */
+const LISTEN_RETRY_MS = 1000
 
 /** fsync(2) calls the embedded database has made (tests check that commits sync). */
 export const embeddedSyncs = { count: 0 }
@@ -150,6 +164,46 @@ export async function openDatabase(config: DatabaseConfig): Promise<Database> {
       async ping() {
         await db.execute(sql`select 1`)
       },
+      async listen(channel, handlers) {
+        // A connection of its own, outside the pool, that says when it closes (the pool's
+        // client.listen reconnects silently, and a notification sent meanwhile is lost unseen).
+        let stopped = false
+        let retry: NodeJS.Timeout | undefined
+        const again = () => {
+          clearTimeout(retry)
+          if (!stopped) retry = setTimeout(connect, LISTEN_RETRY_MS).unref()
+        }
+        const listener = postgres(config.url, {
+          max: 1,
+          idle_timeout: 0, // 0: never closed for idleness or age
+          max_lifetime: 0,
+          fetch_types: false,
+          onnotice: () => {},
+          connection: { application_name: 'growthdesk-listen' },
+          onclose: () => {
+            if (stopped) return
+            handlers.down()
+            again()
+          },
+          // postgres.js passes it to the connection, though its types leave it out.
+          ...({ onnotify: (name: string, payload: string) => name === channel && handlers.notify(payload) } as object),
+        })
+        const connect = async () => {
+          try {
+            await listener.unsafe(`listen "${channel.replace(/"/g, '""')}"`)
+            if (!stopped) handlers.up()
+          } catch {
+            handlers.down()
+            again()
+          }
+        }
+        await connect()
+        return async () => {
+          stopped = true
+          clearTimeout(retry)
+          await listener.end({ timeout: 1 }).catch(() => {})
+        }
+      },
       async close() {
         await client.end({ timeout: 5 })
       },
@@ -185,6 +239,15 @@ export async function openDatabase(config: DatabaseConfig): Promise<Database> {
     },
     async ping() {
       await client.query('select 1')
+    },
+    async listen(channel, handlers) {
+      // One connection, in this process: a notification arrives with the statement that sent it.
+      const unlisten = await client.listen(channel, handlers.notify)
+      handlers.up()
+      return async () => {
+        await unlisten().catch(() => {})
+        handlers.down()
+      }
     },
     close: once(async () => {
       try {

@@ -21,6 +21,13 @@ export const {
   timestamp, uniqueIndex, uuid,
 } = pgCore
 
+/** Built on first use, then the same: a prepared statement (`.prepare(name)`) whose SQL is
+ * written once per process, and which PostgreSQL parses and plans once per connection. */
+export function lazily<T>(build: () => T): () => T {
+  let built: T | undefined
+  return () => (built ??= build())
+}
+
 // Each backend's driver is loaded by the backend that opens it: a server on PostgreSQL never
 // loads PGlite's JavaScript, nor the embedded one postgres.js. PGlite comes through its CommonJS
 // build too, the one drizzle's driver requires: one copy of it in the process, not two.

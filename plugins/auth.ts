@@ -73,7 +73,7 @@ async function authPlugin(app: FastifyInstance, options: { publicUrl: string }) 
       throw appError('Unauthorized', 'The key is not valid: it is unknown, revoked or expired.')
     }
     if (!row.lastUsedAt || now.getTime() - row.lastUsedAt.getTime() >= 60_000) {
-      app.repos.apiKeys.touch(row.id, now).catch((err) => request.log.warn({ err }, 'could not record key use'))
+      app.repos.apiKeys.touch(row, now).catch((err) => request.log.warn({ err }, 'could not record key use'))
     }
     return {
       keyId: row.id,

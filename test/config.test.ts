@@ -17,8 +17,16 @@ t.test('defaults: 127.0.0.1:3000, embedded database in ./.data, public URL from 
     oauthClientMetadataPrivateNetwork: false,
     requestTimeoutMs: 25_000,
     keepAliveTimeoutMs: 72_000,
+    settingsCacheTtlMs: 10_000,
     rateLimit: { max: 300, ingestMax: 1000, windowMs: 10_000, authFailures: 30, authFailureWindowMs: 60_000, concurrency: 8 },
   })
+})
+
+t.test('SETTINGS_CACHE_TTL_MS: milliseconds from 0 (nothing kept) to 600000', async (t) => {
+  t.equal(loadConfig({ SETTINGS_CACHE_TTL_MS: '0' }).settingsCacheTtlMs, 0)
+  t.equal(loadConfig({ SETTINGS_CACHE_TTL_MS: '600000' }).settingsCacheTtlMs, 600_000)
+  t.throws(() => loadConfig({ SETTINGS_CACHE_TTL_MS: '600001' }), /SETTINGS_CACHE_TTL_MS="600001" — expected milliseconds from 0/)
+  t.throws(() => loadConfig({ SETTINGS_CACHE_TTL_MS: '1e3' }), /SETTINGS_CACHE_TTL_MS="1e3"/)
 })
 
 t.test('RATE_LIMIT_*: whole numbers in range, 0 turns a limit off', async (t) => {

@@ -3,6 +3,7 @@ import type { Queryable } from '../client.ts'
 import { apiKeys, users } from '../schema.ts'
 import { newId } from '../ids.ts'
 import { displayKey, generateKey, hashKey, type KeyKind } from '../keys.ts'
+import { SettingsCache } from '../settings-cache.ts'
 
 export interface NewKey {
   workspaceId: string
@@ -15,7 +16,22 @@ export interface NewKey {
   grantId?: string | null
 }
 
-export function createApiKeysRepository(db: Queryable) {
+/** A key that is not revoked, with the user it acts as. */
+export interface ActiveKey {
+  id: string
+  kind: KeyKind
+  workspaceId: string
+  userId: string
+  email: string
+  projectId: string | null
+  readOnly: boolean
+  expiresAt: Date | null
+  /** When its use was last recorded (by this process, once it has recorded one). */
+  lastUsedAt: Date | null
+}
+
+export function createApiKeysRepository(db: Queryable, cache = new SettingsCache()) {
+  const active = cache.lookup<ActiveKey>()
   return {
     /** Creates a key; the returned `key` is the only time the full secret exists. */
     async create(input: NewKey, tx: Queryable = db) {
@@ -39,33 +55,35 @@ export function createApiKeysRepository(db: Queryable) {
       return { key, row: row! }
     },
 
-    /** The key with this hash and the user it acts as, if it is neither revoked nor expired. */
-    async findActive(hash: string, now: Date) {
-      const [row] = await db
-        .select({
-          id: apiKeys.id,
-          kind: apiKeys.kind,
-          workspaceId: apiKeys.workspaceId,
-          userId: apiKeys.userId,
-          email: users.email,
-          projectId: apiKeys.projectId,
-          readOnly: apiKeys.readOnly,
-          lastUsedAt: apiKeys.lastUsedAt,
-        })
-        .from(apiKeys)
-        .innerJoin(users, eq(users.id, apiKeys.userId))
-        .where(
-          and(
-            eq(apiKeys.hash, hash),
-            isNull(apiKeys.revokedAt),
-            or(isNull(apiKeys.expiresAt), sql`${apiKeys.expiresAt} > ${now.toISOString()}::timestamptz`)
-          )
-        )
-      return row
+    /** The key with this hash and the user it acts as, if it is neither revoked nor expired at `now`. */
+    async findActive(hash: string, now: Date): Promise<ActiveKey | undefined> {
+      const row = await active.get(hash, async () => {
+        const [row] = await db
+          .select({
+            id: apiKeys.id,
+            kind: apiKeys.kind,
+            workspaceId: apiKeys.workspaceId,
+            userId: apiKeys.userId,
+            email: users.email,
+            projectId: apiKeys.projectId,
+            readOnly: apiKeys.readOnly,
+            expiresAt: apiKeys.expiresAt,
+            lastUsedAt: apiKeys.lastUsedAt,
+          })
+          .from(apiKeys)
+          .innerJoin(users, eq(users.id, apiKeys.userId))
+          .where(and(eq(apiKeys.hash, hash), isNull(apiKeys.revokedAt)))
+        return row
+      })
+      // Expiry is checked here, on every use: a kept key expires on time.
+      return row && (row.expiresAt === null || row.expiresAt > now) ? row : undefined
     },
 
-    /** Records use, at most once a minute per key (the condition is in the UPDATE itself). */
-    async touch(id: string, now: Date): Promise<void> {
+    /** Records use, at most once a minute per key (the condition is in the UPDATE itself); the
+     * key as found remembers it, so that its next uses within the minute send nothing. */
+    async touch(key: ActiveKey, now: Date): Promise<void> {
+      key.lastUsedAt = now
+      const id = key.id
       const minuteAgo = new Date(now.getTime() - 60_000).toISOString()
       await db
         .update(apiKeys)
@@ -88,11 +106,11 @@ export function createApiKeysRepository(db: Queryable) {
 
     /** Revokes a key; `userId` limits it to the user's own keys. Returns false if none matched. */
     async revoke(id: string, now: Date, userId?: string): Promise<boolean> {
-      const rows = await db
+      const rows = await cache.changes(db
         .update(apiKeys)
         .set({ revokedAt: sql`coalesce(${apiKeys.revokedAt}, ${now.toISOString()}::timestamptz)` })
         .where(and(eq(apiKeys.id, id), userId ? eq(apiKeys.userId, userId) : undefined))
-        .returning({ id: apiKeys.id })
+        .returning({ id: apiKeys.id }))
       return rows.length > 0
     },
   }

@@ -1,4 +1,4 @@
-import { and, desc, eq, gte, lte, inArray, max, sql } from '../orm.ts'
+import { and, desc, eq, gte, lazily, lte, max, sql } from '../orm.ts'
 import { rowsOf, type Queryable } from '../client.ts'
 import { DAILY_USE } from '../../schemas/metrics.ts'
 import { COUNTER_SHARDS, dailyEventCounts, events, projectEventStats, projects, userActivity } from '../schema.ts'
@@ -14,10 +14,38 @@ export interface IncomingEvent {
 /** The project's seq, which leads the event indexes (evaluated once per statement). */
 export const projectSeq = (projectId: string) => sql<number>`(select ${projects.seq} from ${projects} where ${projects.id} = ${projectId})`
 
+/** The reads every metrics call makes: their SQL is built once (not per call), and PostgreSQL
+ * parses and plans them once per connection (named statements), not once per call. */
+function preparedReads(db: Queryable) {
+  const dailyCounts = (withNames: boolean) =>
+    db
+      .select({
+        day: dailyEventCounts.day,
+        event: dailyEventCounts.event,
+        events: sql`sum(${dailyEventCounts.events})`.mapWith(Number),
+        uniqueUsers: sql`sum(${dailyEventCounts.uniqueUsers})`.mapWith(Number),
+      })
+      .from(dailyEventCounts)
+      .where(
+        and(
+          eq(dailyEventCounts.projectId, sql.placeholder('projectId')),
+          gte(dailyEventCounts.day, sql.placeholder('from')),
+          lte(dailyEventCounts.day, sql.placeholder('to')),
+          withNames ? sql`${dailyEventCounts.event} = any(${sql.placeholder('names')}::text[])` : undefined
+        )
+      )
+      .groupBy(dailyEventCounts.day, dailyEventCounts.event)
+  return {
+    dailyCounts: lazily(() => dailyCounts(false).prepare('daily_counts')),
+    dailyCountsOf: lazily(() => dailyCounts(true).prepare('daily_counts_of')),
+  }
+}
+
 /** This connection's counter shard (see COUNTER_SHARDS). */
 const SHARD = sql.raw(`(pg_backend_pid() % ${COUNTER_SHARDS})::smallint`)
 
 export function createEventsRepository(db: Queryable) {
+  const prepared = preparedReads(db)
   return {
     /**
      * Stores a batch and updates every rollup in ONE statement, so a batch is all or nothing.
@@ -95,23 +123,7 @@ export function createEventsRepository(db: Queryable) {
 
     /** Per-day, per-event counters for [from, to] (inclusive), optionally some events only. */
     async dailyCounts(projectId: string, from: string, to: string, names?: string[]) {
-      return db
-        .select({
-          day: dailyEventCounts.day,
-          event: dailyEventCounts.event,
-          events: sql`sum(${dailyEventCounts.events})`.mapWith(Number),
-          uniqueUsers: sql`sum(${dailyEventCounts.uniqueUsers})`.mapWith(Number),
-        })
-        .from(dailyEventCounts)
-        .where(
-          and(
-            eq(dailyEventCounts.projectId, projectId),
-            gte(dailyEventCounts.day, from),
-            lte(dailyEventCounts.day, to),
-            names ? inArray(dailyEventCounts.event, names) : undefined
-          )
-        )
-        .groupBy(dailyEventCounts.day, dailyEventCounts.event)
+      return names ? prepared.dailyCountsOf().execute({ projectId, from, to, names }) : prepared.dailyCounts().execute({ projectId, from, to })
     },
 
     /**

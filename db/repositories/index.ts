@@ -1,5 +1,6 @@
 // Every repository, built over one database handle; decorated onto the app as `repos`.
 import type { Queryable } from '../client.ts'
+import { SettingsCache } from '../settings-cache.ts'
 import { createApiKeysRepository } from './api-keys.ts'
 import { createEventsRepository } from './events.ts'
 import { createOpportunitiesRepository } from './opportunities.ts'
@@ -12,17 +13,19 @@ import { createRateLimitsRepository } from './rate-limits.ts'
 import { createUsersRepository } from './users.ts'
 import { createWorkspacesRepository } from './workspaces.ts'
 
-export function createRepositories(db: Queryable) {
+/** `cache` keeps credentials, roles and settings while it hears of every change (db/settings-cache.ts);
+ * without one (the CLI's transactions), every lookup reads the database. */
+export function createRepositories(db: Queryable, cache: SettingsCache = new SettingsCache()) {
   return {
-    workspaces: createWorkspacesRepository(db),
+    workspaces: createWorkspacesRepository(db, cache),
     users: createUsersRepository(db),
-    projects: createProjectsRepository(db),
-    apiKeys: createApiKeysRepository(db),
+    projects: createProjectsRepository(db, cache),
+    apiKeys: createApiKeysRepository(db, cache),
     opportunities: createOpportunitiesRepository(db),
     events: createEventsRepository(db),
     memories: createMemoriesRepository(db),
     signals: createSignalsRepository(db),
-    oauth: createOAuthRepository(db),
+    oauth: createOAuthRepository(db, cache),
     sessions: createSessionsRepository(db),
     rateLimits: createRateLimitsRepository(db),
   }

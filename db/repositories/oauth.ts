@@ -6,6 +6,7 @@ import { apiKeys, oauthClients, oauthCodes, oauthGrants, oauthRefreshTokens } fr
 import { newId } from '../ids.ts'
 import { generateSecret, hashKey } from '../keys.ts'
 import { createApiKeysRepository } from './api-keys.ts'
+import { SettingsCache } from '../settings-cache.ts'
 
 export const ACCESS_TOKEN_TTL_S = 3600
 export const REFRESH_TOKEN_TTL_S = 30 * 24 * 3600
@@ -21,7 +22,7 @@ export type OAuthClient = typeof oauthClients.$inferSelect
 
 const later = (now: Date, seconds: number) => new Date(now.getTime() + seconds * 1000)
 
-export function createOAuthRepository(db: Queryable) {
+export function createOAuthRepository(db: Queryable, cache = new SettingsCache()) {
   /** Access token (1 h) and refresh token (30 days) for a grant, inside the caller's transaction. */
   async function issueTokens(tx: Queryable, grant: { id: string; userId: string; workspaceId: string }, now: Date) {
     const { key: accessToken } = await createApiKeysRepository(tx).create({
@@ -86,7 +87,8 @@ export function createOAuthRepository(db: Queryable) {
      * someone else has it. `check` validates client, redirect URI and PKCE before tokens exist.
      */
     async redeemCode(code: string, now: Date, check: (c: { clientId: string; redirectUri: string; codeChallenge: string; resource: string }) => string | null) {
-      return db.transaction(async (tx) => {
+      // May revoke a grant's tokens: what is kept is dropped once it is over.
+      return cache.changes(db.transaction(async (tx) => {
         const [row] = await tx
           .select({ grantId: oauthCodes.grantId, redirectUri: oauthCodes.redirectUri, codeChallenge: oauthCodes.codeChallenge, expiresAt: oauthCodes.expiresAt, usedAt: oauthCodes.usedAt, clientId: oauthGrants.clientId, userId: oauthGrants.userId, workspaceId: oauthGrants.workspaceId, resource: oauthGrants.resource, scope: oauthGrants.scope, revokedAt: oauthGrants.revokedAt })
           .from(oauthCodes)
@@ -104,12 +106,12 @@ export function createOAuthRepository(db: Queryable) {
         await tx.update(oauthCodes).set({ usedAt: now }).where(eq(oauthCodes.hash, hashKey(code)))
         const tokens = await issueTokens(tx, { id: row.grantId, userId: row.userId, workspaceId: row.workspaceId }, now)
         return { tokens, scope: row.scope } as const
-      })
+      }))
     },
 
     /** Rotates a refresh token: the old one is spent; presenting a spent one after the grace window revokes the grant. */
     async refresh(token: string, clientId: string, now: Date) {
-      return db.transaction(async (tx) => {
+      return cache.changes(db.transaction(async (tx) => {
         const [row] = await tx
           .select({ grantId: oauthRefreshTokens.grantId, expiresAt: oauthRefreshTokens.expiresAt, usedAt: oauthRefreshTokens.usedAt, clientId: oauthGrants.clientId, userId: oauthGrants.userId, workspaceId: oauthGrants.workspaceId, scope: oauthGrants.scope, revokedAt: oauthGrants.revokedAt })
           .from(oauthRefreshTokens)
@@ -131,13 +133,13 @@ export function createOAuthRepository(db: Queryable) {
         await tx.update(oauthRefreshTokens).set({ usedAt: now }).where(eq(oauthRefreshTokens.hash, hashKey(token)))
         const tokens = await issueTokens(tx, { id: row.grantId, userId: row.userId, workspaceId: row.workspaceId }, now)
         return { tokens, scope: row.scope } as const
-      })
+      }))
     },
 
     /** RFC 7009: an access token is revoked alone; a refresh token revokes its whole grant. */
     async revokeToken(token: string, clientId: string | null, now: Date): Promise<void> {
       const hash = hashKey(token)
-      await db.transaction(async (tx) => {
+      await cache.changes(db.transaction(async (tx) => {
         const [refresh] = await tx
           .select({ grantId: oauthRefreshTokens.grantId, clientId: oauthGrants.clientId })
           .from(oauthRefreshTokens)
@@ -149,7 +151,7 @@ export function createOAuthRepository(db: Queryable) {
           ? sql`${apiKeys.grantId} in (select ${oauthGrants.id} from ${oauthGrants} where ${oauthGrants.clientId} = ${clientId})`
           : sql`true`
         await tx.update(apiKeys).set({ revokedAt: sql`coalesce(${apiKeys.revokedAt}, ${now.toISOString()}::timestamptz)` }).where(and(eq(apiKeys.hash, hash), eq(apiKeys.kind, 'oauth'), ofClient))
-      })
+      }))
     },
 
     /** The user's connected clients (grants not revoked), for the console. */
@@ -164,12 +166,12 @@ export function createOAuthRepository(db: Queryable) {
 
     /** Disconnects a client: the grant and every token issued under it. */
     async revokeGrant(grantId: string, userId: string, now: Date): Promise<boolean> {
-      return db.transaction(async (tx) => {
+      return cache.changes(db.transaction(async (tx) => {
         const [grant] = await tx.select({ id: oauthGrants.id }).from(oauthGrants).where(and(eq(oauthGrants.id, grantId), eq(oauthGrants.userId, userId)))
         if (!grant) return false
         await revokeGrantIn(tx, grantId, now)
         return true
-      })
+      }))
     },
   }
 }

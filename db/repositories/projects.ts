@@ -3,6 +3,7 @@ import { isUniqueViolation, type Queryable } from '../client.ts'
 import { dailyEventCounts, dailyEventUsers, events, memberships, projects, userActivity, users } from '../schema.ts'
 import { projectSeq } from './events.ts'
 import { newId } from '../ids.ts'
+import { SettingsCache } from '../settings-cache.ts'
 import type { Role } from '../../schemas/atoms.ts'
 import type { Static, TObject } from '@sinclair/typebox'
 import type { ProjectCard, ProjectCardFields } from '../../schemas/projects.ts'
@@ -51,7 +52,9 @@ type ProjectCardInput = Partial<Omit<typeof projects.$inferInsert, 'id' | 'works
 /** Card fields by their API names (snake_case), as the tools receive them. */
 export type CardFields = Partial<Static<TObject<typeof ProjectCardFields>>>
 
-export function createProjectsRepository(db: Queryable) {
+export function createProjectsRepository(db: Queryable, cache = new SettingsCache()) {
+  /** By who asks and the reference: the project and the membership role (not yet capped by the key). */
+  const reached = cache.lookup<ProjectAccessRow>()
   return {
     /**
      * Creates a project and makes `ownerId` its owner, atomically; `now` (the app clock) stamps it.
@@ -92,26 +95,30 @@ export function createProjectsRepository(db: Queryable) {
      * member, or the key is narrowed to another project (all answer 404 alike).
      */
     async access(principal: AccessPrincipal, ref: string): Promise<ProjectAccessRow | undefined> {
-      const [row] = await db
-        .select({
-          id: projects.id,
-          slug: projects.slug,
-          name: projects.name,
-          timezone: projects.timezone,
-          role: memberships.role,
-          distinctId: sql<string>`coalesce(${memberships.distinctId}, ${users.email})`,
-        })
-        .from(projects)
-        .innerJoin(memberships, and(eq(memberships.projectId, projects.id), eq(memberships.userId, principal.userId)))
-        .innerJoin(users, eq(users.id, memberships.userId))
-        .where(
-          and(
-            eq(projects.workspaceId, principal.workspaceId),
-            or(eq(projects.id, ref), eq(projects.slug, ref)),
-            principal.projectId ? eq(projects.id, principal.projectId) : undefined
+      const who = `${principal.workspaceId}\u0000${principal.userId}\u0000${principal.projectId ?? ''}\u0000${ref}`
+      const row = await reached.get(who, async () => {
+        const [row] = await db
+          .select({
+            id: projects.id,
+            slug: projects.slug,
+            name: projects.name,
+            timezone: projects.timezone,
+            role: memberships.role,
+            distinctId: sql<string>`coalesce(${memberships.distinctId}, ${users.email})`,
+          })
+          .from(projects)
+          .innerJoin(memberships, and(eq(memberships.projectId, projects.id), eq(memberships.userId, principal.userId)))
+          .innerJoin(users, eq(users.id, memberships.userId))
+          .where(
+            and(
+              eq(projects.workspaceId, principal.workspaceId),
+              or(eq(projects.id, ref), eq(projects.slug, ref)),
+              principal.projectId ? eq(projects.id, principal.projectId) : undefined
+            )
           )
-        )
-        .limit(1)
+          .limit(1)
+        return row
+      })
       if (!row) return undefined
       return { ...row, role: cappedRole(row.role, principal) }
     },
@@ -142,13 +149,13 @@ export function createProjectsRepository(db: Queryable) {
     async update(projectId: string, fields: CardFields, now: Date): Promise<CardWrite | undefined> {
       const card = cardColumns(fields)
       return slugChecked(() =>
-        db.transaction(async (tx): Promise<CardWrite | undefined> => {
+        cache.changes(db.transaction(async (tx): Promise<CardWrite | undefined> => {
           const [before] = await tx.select({ timezone: projects.timezone }).from(projects).where(eq(projects.id, projectId)).for('update')
           if (!before) return undefined
           const [row] = await tx.update(projects).set({ ...card, updatedAt: now }).where(eq(projects.id, projectId)).returning()
           if (card.timezone !== undefined && card.timezone !== before.timezone) await rebuildRollups(tx, projectId, card.timezone)
           return { ok: true, project: toProjectCard(row!) }
-        })
+        }))
       )
     },
 

@@ -2,8 +2,10 @@ import { eq, sql } from '../orm.ts'
 import type { Queryable } from '../client.ts'
 import { workspaces } from '../schema.ts'
 import { newId } from '../ids.ts'
+import { SettingsCache } from '../settings-cache.ts'
 
-export function createWorkspacesRepository(db: Queryable) {
+export function createWorkspacesRepository(db: Queryable, cache = new SettingsCache()) {
+  const disabled = cache.lookup<string[]>()
   return {
     async create(name: string, tx: Queryable = db) {
       const [row] = await tx.insert(workspaces).values({ id: newId('wsp'), name }).returning()
@@ -16,13 +18,16 @@ export function createWorkspacesRepository(db: Queryable) {
     },
 
     async disabledTools(id: string): Promise<string[]> {
-      const [row] = await db.select({ disabled: workspaces.disabledTools }).from(workspaces).where(eq(workspaces.id, id))
-      return row?.disabled ?? []
+      const found = await disabled.get(id, async () => {
+        const [row] = await db.select({ disabled: workspaces.disabledTools }).from(workspaces).where(eq(workspaces.id, id))
+        return row?.disabled
+      })
+      return found ?? []
     },
 
     /** Enables or disables one tool in one statement (no read-modify-write). */
     async setToolEnabled(id: string, tool: string, enabled: boolean): Promise<string[] | undefined> {
-      const [row] = await db
+      const [row] = await cache.changes(db
         .update(workspaces)
         .set({
           disabledTools: enabled
@@ -30,7 +35,7 @@ export function createWorkspacesRepository(db: Queryable) {
             : sql`(select array_agg(distinct t order by t) from unnest(array_append(${workspaces.disabledTools}, ${tool})) t)`,
         })
         .where(eq(workspaces.id, id))
-        .returning({ disabled: workspaces.disabledTools })
+        .returning({ disabled: workspaces.disabledTools }))
       return row?.disabled
     },
   }
