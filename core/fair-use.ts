@@ -41,8 +41,12 @@ export interface CounterOptions {
   syncMs?: number
   /** Keys kept in memory at most; the oldest are dropped first. */
   maxKeys?: number
-  /** Counters of windows older than this are deleted from the database (ms). */
+  /** Counters of windows that ended longer ago than this are deleted from the database (ms). */
   retainMs?: number
+  /** The longest window any instance counts in (ms): the database keeps rows younger than this
+   * plus `retainMs`, so that a sweep never deletes a window still under way, even one this
+   * instance has not counted in yet. Windows seen longer than it extend it. */
+  longestWindowMs?: number
   onError?: (err: unknown) => void
 }
 
@@ -54,6 +58,7 @@ export class SharedCounters {
   readonly #syncMs: number
   readonly #maxKeys: number
   readonly #retainMs: number
+  #longestWindowMs: number
   readonly #onError: (err: unknown) => void
   #inFlight: Promise<void> | undefined
   #queued: Promise<void> | undefined
@@ -65,6 +70,7 @@ export class SharedCounters {
     this.#syncMs = options.syncMs ?? 100
     this.#maxKeys = options.maxKeys ?? 100_000
     this.#retainMs = options.retainMs ?? 60 * 60_000
+    this.#longestWindowMs = options.longestWindowMs ?? 0
     this.#onError = options.onError ?? (() => {})
   }
 
@@ -94,6 +100,7 @@ export class SharedCounters {
     let entry = this.#entries.get(key)
     if (!entry || entry.windowStart !== windowStart || entry.windowMs !== windowMs) {
       entry = { windowStart, windowMs, shared: 0, pending: 0, sending: 0, ready: undefined }
+      if (windowMs > this.#longestWindowMs) this.#longestWindowMs = windowMs
       // Re-inserted, so the map's order is the order of last new windows (oldest dropped first).
       this.#entries.delete(key)
       this.#entries.set(key, entry)
@@ -182,7 +189,8 @@ export class SharedCounters {
     for (const [key, entry] of this.#entries) {
       if (entry.windowStart + entry.windowMs <= now && entry.pending === 0 && entry.sending === 0) this.#entries.delete(key)
     }
-    this.#backend?.purgeBefore(now - this.#retainMs).catch(this.#onError)
+    // By start: a window that started before this has ended more than `retainMs` ago.
+    this.#backend?.purgeBefore(now - this.#retainMs - this.#longestWindowMs).catch(this.#onError)
   }
 
   #evict(): void {

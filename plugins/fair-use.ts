@@ -45,6 +45,8 @@ const seconds = (ms: number) => Math.max(1, Math.ceil(ms / 1000))
 async function fairUsePlugin(app: FastifyInstance, options: { limits?: RateLimits }) {
   const limits = options.limits
   const counters = new SharedCounters(app.database.kind === 'postgres' ? app.repos.rateLimits : undefined, {
+    // The configured windows and the per-route ones (at most 5 minutes, routes/console and oauth).
+    longestWindowMs: Math.max(limits?.windowMs ?? 0, limits?.authFailureWindowMs ?? 0, 5 * 60_000),
     onError: (err) => app.log.warn({ err }, 'could not share rate-limit counters'),
   })
   app.addHook('onReady', async () => counters.start())

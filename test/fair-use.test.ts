@@ -195,3 +195,39 @@ t.test('concurrency: a credential holds at most N requests in progress on an ins
   t.equal(after.statusCode, 200, 'the slot is free again once the response ends')
   t.equal(after.headers['ratelimit-remaining'], '98', 'the refused request did not count against the rate')
 })
+
+t.test('a sweep never deletes a window still under way: the cut-off is the retention plus the longest window', async (t) => {
+  const { SharedCounters } = await import('../core/fair-use.ts')
+  const cutoffs: number[] = []
+  const backend = {
+    add: async (rows: { key: string; windowStart: number; hits: number }[]) => rows,
+    purgeBefore: async (windowStart: number) => {
+      cutoffs.push(windowStart)
+      return 0
+    },
+  }
+  // A new instance sweeps at its first tick, before it has counted anything: the configured
+  // longest window must already hold (it once deleted a day-long window that had started at midnight).
+  const counters = new SharedCounters(backend, { syncMs: 5, retainMs: 60_000, longestWindowMs: DAY })
+  const before = Date.now()
+  counters.start()
+  while (cutoffs.length === 0) await new Promise((resolve) => setTimeout(resolve, 5))
+  await counters.close()
+  t.ok(cutoffs[0]! <= before - 60_000 - DAY + 1000, `the cut-off (${before - cutoffs[0]!} ms ago) is at least a day and a minute ago`)
+
+  // A window longer than configured, once counted in, extends it.
+  const seen: number[] = []
+  const other = new SharedCounters({
+    ...backend,
+    purgeBefore: async (w: number) => {
+      seen.push(w)
+      return 0
+    },
+  }, { syncMs: 5, retainMs: 1000 })
+  await other.hit('k', 7 * DAY)
+  const at = Date.now()
+  other.start()
+  while (seen.length === 0) await new Promise((resolve) => setTimeout(resolve, 5))
+  await other.close()
+  t.ok(seen[0]! <= at - 1000 - 7 * DAY + 1000, 'a week-long window counted here is kept a week and the retention')
+})

@@ -18,7 +18,7 @@ import { createWorkspacesRepository } from './workspaces.ts'
 export function createRepositories(db: Queryable, cache: SettingsCache = new SettingsCache()) {
   return {
     workspaces: createWorkspacesRepository(db, cache),
-    users: createUsersRepository(db),
+    users: createUsersRepository(db, cache),
     projects: createProjectsRepository(db, cache),
     apiKeys: createApiKeysRepository(db, cache),
     opportunities: createOpportunitiesRepository(db),

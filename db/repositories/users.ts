@@ -2,9 +2,10 @@ import { and, eq } from '../orm.ts'
 import type { Queryable } from '../client.ts'
 import { memberships, users } from '../schema.ts'
 import { newId } from '../ids.ts'
+import { SettingsCache } from '../settings-cache.ts'
 import type { Role } from '../../schemas/atoms.ts'
 
-export function createUsersRepository(db: Queryable) {
+export function createUsersRepository(db: Queryable, cache = new SettingsCache()) {
   return {
     async create(input: { workspaceId: string; email: string; passwordHash: string; workspaceRole?: 'owner' | 'member' }, tx: Queryable = db) {
       const [row] = await tx
@@ -32,13 +33,14 @@ export function createUsersRepository(db: Queryable) {
 
     /** Adds the user to a project, or changes the role of an existing membership. */
     async setMembership(input: { userId: string; projectId: string; role: Role; distinctId?: string | null }, tx: Queryable = db) {
-      await tx
+      // A changed role or identity is what the project lookups keep.
+      await cache.changes(tx
         .insert(memberships)
         .values({ userId: input.userId, projectId: input.projectId, role: input.role, distinctId: input.distinctId ?? null })
         .onConflictDoUpdate({
           target: [memberships.userId, memberships.projectId],
           set: { role: input.role, ...(input.distinctId !== undefined ? { distinctId: input.distinctId } : {}) },
-        })
+        }))
     },
 
     async role(userId: string, projectId: string): Promise<Role | undefined> {

@@ -141,6 +141,18 @@ export async function addProject(app: FastifyInstance, input: { workspaceId: str
   return result.project
 }
 
+/**
+ * Runs a write made behind the app's back (plain SQL, as another instance or psql would) and
+ * waits until the app has heard of it: its NOTIFY arrives on another connection, a moment after
+ * the commit, and only then may the app's next request be expected to see the change.
+ */
+export async function writeBehind(app: FastifyInstance, write: PromiseLike<unknown>): Promise<void> {
+  const before = app.settingsCache.generation
+  await write
+  const deadline = Date.now() + 10_000
+  while (app.settingsCache.generation === before && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 1))
+}
+
 export const bearer = (key: string) => ({ authorization: `Bearer ${key}` })
 
 /** A free loopback port (briefly bound, then released). */

@@ -3,7 +3,7 @@
 import t from 'tap'
 import { eq } from '../../db/orm.ts'
 import type { FastifyInstance } from 'fastify'
-import { addMember, bearer, buildTestApp, fixedClock, seedWorkspace } from '../helpers/app.ts'
+import { addMember, bearer, buildTestApp, fixedClock, seedWorkspace, writeBehind } from '../helpers/app.ts'
 import { createKey } from '../../core/admin.ts'
 import { projects } from '../../db/schema.ts'
 
@@ -16,7 +16,7 @@ t.test('project-side API access', async (t) => {
   const ws = await seedWorkspace(app)
   const project = ws.project.id
   // A slug of its own: both workspaces would otherwise have `demo-project`.
-  await app.db.update(projects).set({ slug: 'alpha-launch' }).where(eq(projects.id, project))
+  await writeBehind(app, app.db.update(projects).set({ slug: 'alpha-launch' }).where(eq(projects.id, project)))
   const owner = ws.keys.mcp
   const viewer = await addMember(app, project, 'viewer')
   const reviewer = await addMember(app, project, 'reviewer')
@@ -153,12 +153,12 @@ t.test('project-side API access', async (t) => {
     t.equal(patched.json().review_note, 'by slug')
     // The same slug in two workspaces: each key reaches its own project.
     t.equal(other.project.slug, 'demo-project')
-    await app.db.update(projects).set({ slug: 'demo-project' }).where(eq(projects.id, project))
+    await writeBehind(app, app.db.update(projects).set({ slug: 'demo-project' }).where(eq(projects.id, project)))
     const mine = (await req(app, 'GET', `${base('demo-project')}/overview`, owner)).json()
     const theirs = (await req(app, 'GET', `${base('demo-project')}/overview`, other.keys.mcp)).json()
     t.equal(mine.project.id, project)
     t.equal(theirs.project.id, other.project.id)
-    await app.db.update(projects).set({ slug: 'alpha-launch' }).where(eq(projects.id, project))
+    await writeBehind(app, app.db.update(projects).set({ slug: 'alpha-launch' }).where(eq(projects.id, project)))
     t.equal((await req(app, 'GET', `${base('no-such-project')}/overview`, owner)).statusCode, 404)
   })
 

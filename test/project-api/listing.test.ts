@@ -2,7 +2,7 @@
 // the trigger-maintained counters, `date=today` in the project's time zone, and every bad value.
 import t from 'tap'
 import { eq } from '../../db/orm.ts'
-import { bearer, buildTestApp, fixedClock, seedWorkspace } from '../helpers/app.ts'
+import { bearer, buildTestApp, fixedClock, seedWorkspace, writeBehind } from '../helpers/app.ts'
 import { projects } from '../../db/schema.ts'
 
 const base = (project: string) => `/api/v1/mcp/projects/${project}`
@@ -266,7 +266,7 @@ t.test('opportunities listing', async (t) => {
 
   t.test('date=today in a non-UTC project time zone', async (t) => {
     const other = await seedWorkspace(app)
-    const setZone = (tz: string) => app.db.update(projects).set({ timezone: tz }).where(eq(projects.id, other.project.id))
+    const setZone = (tz: string) => writeBehind(app, app.db.update(projects).set({ timezone: tz }).where(eq(projects.id, other.project.id)))
     await setZone('Asia/Tokyo') // UTC+9, no DST: local midnight is 15:00Z
     const at = [
       '2026-11-20T14:59:59.000Z', // Tokyo 2026-11-20 23:59:59

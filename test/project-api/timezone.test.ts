@@ -2,7 +2,7 @@
 // 2026-10-25 (25 hours: 03:00 CEST → 02:00 CET) and 2026-03-29 (23 hours: 02:00 CET → 03:00 CEST).
 import t from 'tap'
 import { eq } from '../../db/orm.ts'
-import { bearer, buildTestApp, fixedClock, seedWorkspace, ingestEvents } from '../helpers/app.ts'
+import { bearer, buildTestApp, fixedClock, seedWorkspace, ingestEvents, writeBehind } from '../helpers/app.ts'
 import { projects } from '../../db/schema.ts'
 import { dayRange } from '../../core/time.ts'
 
@@ -14,7 +14,7 @@ t.test('Europe/Berlin across daylight-saving changes', async (t) => {
   const ws = await seedWorkspace(app)
   const project = ws.project.id
   // Before any ingestion: rollups take the day in the time zone of the moment of ingestion.
-  await app.db.update(projects).set({ timezone: 'Europe/Berlin' }).where(eq(projects.id, project))
+  await writeBehind(app, app.db.update(projects).set({ timezone: 'Europe/Berlin' }).where(eq(projects.id, project)))
 
   const json = async (path: string) => {
     const res = await app.inject({ method: 'GET', url: `${base(project)}/${path}`, headers: bearer(ws.keys.mcp) })
