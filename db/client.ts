@@ -7,7 +7,7 @@ import { schema } from './schema.ts'
 import { copyTemplate, ensureTemplate, migrationsFolder } from './pglite-template.ts'
 
 /** Which database to open (config.ts builds it from the environment). */
-export type DatabaseConfig =
+export type DatabaseConfig = (
   | { kind: 'postgres'; url: string }
   | {
     kind: 'pglite'
@@ -15,6 +15,14 @@ export type DatabaseConfig =
     /** Sync every commit to disk before it is acknowledged (default true; see openPglite). */
     sync?: boolean
   }
+) & {
+  /**
+   * Called with the text of every statement the app sends through drizzle (queries and
+   * `execute`; not a transaction's BEGIN/COMMIT, nor the migrations), so that benchmarks and
+   * tests can count statements per call. Never set by the configuration from the environment.
+   */
+  onQuery?: (sql: string) => void
+}
 
 export type Db = PgDatabase<PgQueryResultHKT, typeof schema>
 /** A transaction handle offers the same query API as the database. */
@@ -141,12 +149,17 @@ function once(fn: () => Promise<void>): () => Promise<void> {
   return () => (done ??= fn())
 }
 
+/** drizzle's logger for `onQuery`; none (drizzle's no-op) when it is not asked for. */
+function queryLogger({ onQuery }: DatabaseConfig) {
+  return onQuery ? { logQuery: (query: string) => onQuery(query) } : undefined
+}
+
 export async function openDatabase(config: DatabaseConfig): Promise<Database> {
   if (config.kind === 'postgres') {
     const { default: postgres } = await import('postgres')
     const { drizzle, migrate } = postgresDriver()
     const client = postgres(config.url, { max: 10, onnotice: () => {}, connection: { application_name: 'growthdesk' } })
-    const db = drizzle(client, { schema }) as unknown as Db
+    const db = drizzle(client, { schema, logger: queryLogger(config) }) as unknown as Db
     return {
       db,
       kind: 'postgres',
@@ -230,7 +243,7 @@ export async function openDatabase(config: DatabaseConfig): Promise<Database> {
     unlock()
     throw err
   }
-  const db = drizzle(client, { schema }) as unknown as Db
+  const db = drizzle(client, { schema, logger: queryLogger(config) }) as unknown as Db
   return {
     db,
     kind: 'pglite',
