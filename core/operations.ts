@@ -215,7 +215,10 @@ export class Registry {
   /** The one way in: validates the arguments, resolves the project and the caller's role, runs the handler. */
   async invoke<O extends Operation>(op: O, rawArgs: unknown, call: Call): Promise<Static<O['output']>> {
     const entry = this.entry(op)
-    const args = structuredClone(rawArgs ?? {}) as Record<string, unknown>
+    // The caller's arguments are not changed (validation fills in defaults): a copy, made by a
+    // JSON round trip — arguments are JSON values on every surface, and it keeps a "__proto__"
+    // key an own property — at a fraction of structuredClone's cost.
+    const args = (rawArgs == null ? {} : JSON.parse(JSON.stringify(rawArgs))) as Record<string, unknown>
     if (typeof args !== 'object' || Array.isArray(args)) {
       throw invalidArguments([{ path: '', message: 'must be a JSON object of arguments' }])
     }

@@ -40,10 +40,20 @@ export function addDays(day: string, days: number): string {
   return dayOf(dayMs(day) + days * DAY_MS)
 }
 
-/** The `count` days ending with `last`, oldest first. */
-export function dayRange(last: string, count: number): string[] {
-  const end = dayMs(last)
-  return Array.from({ length: count }, (_, i) => dayOf(end + (i - count + 1) * DAY_MS))
+/** Ranges already written out: every call of a day asks for the same few (7 or 30 days to today). */
+const ranges = new Map<string, readonly string[]>()
+
+/** The `count` days ending with `last`, oldest first (shared and frozen: copy it to change it). */
+export function dayRange(last: string, count: number): readonly string[] {
+  const key = `${last}/${count}`
+  let range = ranges.get(key)
+  if (!range) {
+    const end = dayMs(last)
+    range = Object.freeze(Array.from({ length: count }, (_, i) => dayOf(end + (i - count + 1) * DAY_MS)))
+    if (ranges.size >= 64) ranges.clear()
+    ranges.set(key, range)
+  }
+  return range
 }
 
 export const windows = { '7d': 7, '30d': 30 } as const
