@@ -50,14 +50,17 @@ export function createEventsRepository(db: Queryable) {
           select ${projectId}, event, day, distinct_id from (select distinct event, day, distinct_id from ins) d
           order by event, day, distinct_id
           on conflict do nothing
-          returning event, day
+          returning event, day, distinct_id
         ),
         active as (
+          -- From first sightings only: a user's last active day is the latest of their daily_use
+          -- days in daily_event_users, so a day seen before (by this statement's unique check,
+          -- which waits for a concurrent batch's commit) cannot move it.
           -- Only users whose last active day moves: ON CONFLICT DO UPDATE locks the row even when
           -- its WHERE is false, and the heavy users are in every concurrent batch.
           insert into user_activity (project_id, distinct_id, last_active_day)
           select ${projectId}, a.distinct_id, a.day
-          from (select distinct_id, max(day) as day from ins where event = ${DAILY_USE} group by distinct_id) a
+          from (select distinct_id, max(day) as day from firsts where event = ${DAILY_USE} group by distinct_id) a
           where not exists (
             select 1 from user_activity u
             where u.project_id = ${projectId} and u.distinct_id = a.distinct_id and u.last_active_day >= a.day)
