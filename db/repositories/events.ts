@@ -28,9 +28,9 @@ const NOW = sql.placeholder('now')
  * Rows are written in key order so concurrent batches lock in the same order and cannot
  * deadlock; the counters are sharded so that they do not make batches wait at all.
  * Built once, with placeholders (the payload goes in as text). Deliberately not a named
- * prepared statement: PostgreSQL's generic plan, made once per connection, was measured at
- * 2.5 s of backend CPU per 1000 events (against ~0.1 s) when it was made while the tables were
- * nearly empty (bench:ingest, batches of 100 after a truncate); planned per batch it cannot go stale.
+ * prepared statement: run that way it was measured at 2.5 s of backend CPU per 1000 events
+ * (against ~0.1 s; bench:ingest, batches of 100 after a truncate), most likely a generic plan
+ * made while the tables were nearly empty; planned per batch it cannot go stale.
  */
 const INGEST = new PgDialect().sqlToQuery(sql`
         with project as (
