@@ -1,5 +1,6 @@
 // The load-generating side of the benchmark, forked by bench/metrics.ts into a process of its
 // own so that the server's event loop does only server work. It answers one task per message.
+import fs from 'node:fs'
 import http from 'node:http'
 import { randomUUID } from 'node:crypto'
 import { performance } from 'node:perf_hooks'
@@ -19,6 +20,8 @@ export type ClientTask =
     users: number
     /** Timestamps fall in the last `spreadHours` hours before the task starts. */
     spreadHours: number
+    /** Post these bodies (a file of JSON lines, one request body each) instead of generating them. */
+    bodiesFile?: string
   }
 
 export interface LatencyResult {
@@ -114,8 +117,8 @@ async function ingest(task: Extract<ClientTask, { kind: 'ingest' }>): Promise<In
   const now = Date.now()
   const spread = task.spreadHours * 3600_000
   // Built before the clock starts: the measurement is of the server, not of JSON building here.
-  const bodies: string[] = []
-  for (let b = 0; b < task.maxBatches; b++) {
+  const bodies: string[] = task.bodiesFile ? fs.readFileSync(task.bodiesFile, 'utf8').split('\n').filter(Boolean) : []
+  for (let b = bodies.length; b < task.maxBatches; b++) {
     const events = []
     for (let i = 0; i < task.batchSize; i++) {
       events.push({ uuid: randomUUID(), distinct_id: pickUser(task.users), timestamp: new Date(now - Math.floor(Math.random() * spread)).toISOString(), ...pickEvent() })

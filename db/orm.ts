@@ -17,7 +17,7 @@ export type PgTable = import('drizzle-orm/pg-core').PgTable
 
 export const { and, asc, desc, eq, gte, inArray, is, isNull, lt, lte, max, or, sql } = orm
 export const {
-  PgTable, bigint, bigserial, boolean, check, date, getTableConfig, index, integer, jsonb, pgTable, primaryKey, smallint, text,
+  PgDialect, PgTable, bigint, bigserial, boolean, check, date, getTableConfig, index, integer, jsonb, pgTable, primaryKey, smallint, text,
   timestamp, uniqueIndex, uuid,
 } = pgCore
 

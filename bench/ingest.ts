@@ -1,0 +1,315 @@
+// npm run bench:ingest [-- --events 200000] [--clients 4] [--rounds 1] …
+//
+// Issue 14: ingestion against a raw COPY of the same rows, in one run on the local PostgreSQL.
+//  1. a fresh database (dropped first), the app built on it (migrations), a bootstrapped workspace,
+//     the server listening on a loopback port, the load client in a child process;
+//  2. per round and per batch size: the same new events written (a) by COPY (postgres.js
+//     `copy … from stdin`) into a scratch table with the events table's columns and unique
+//     indexes, and (b) through POST /v1/events by concurrent clients; event and rollup tables
+//     are emptied and a checkpoint taken before each measurement, so every run starts fresh;
+//  3. events/s, the ratio to COPY, and CPU per 1000 events of the server (this process) and of
+//     the database's backends (/proc/<pid>/stat of the pids pg_stat_activity lists for it);
+//  4. the counters checked against a count of the raw events; 5. the database dropped.
+import { parseArgs } from 'node:util'
+import { performance } from 'node:perf_hooks'
+import { randomUUID } from 'node:crypto'
+import { execFileSync } from 'node:child_process'
+import type { AddressInfo } from 'node:net'
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import postgres, { type Sql } from 'postgres'
+import type { FastifyInstance } from 'fastify'
+import { buildApp } from '../app.ts'
+import { loadConfig } from '../config.ts'
+import { bootstrap } from '../core/admin.ts'
+import type { IngestResult } from './client.ts'
+import { Client, loadAverage, median } from './client-process.ts'
+
+const USAGE = `Usage: npm run bench:ingest -- [options]
+
+  --events <n>     new events per measurement (default 200000)
+  --clients <n>    concurrent HTTP clients (default 4)
+  --batches <list> batch sizes, comma-separated (default 1000,100)
+  --users <n>      distinct users the events are spread over, skewed (default 200000)
+  --rounds <n>     repeat every measurement; medians are reported (default 1)
+  --db-name <name> database name (default growthdesk_bench_ingest); server from BENCH_DATABASE_URL
+                   (default postgres://postgres@127.0.0.1:5432/postgres)
+  --keep           keep the bench database afterwards
+`
+
+const { values: args } = parseArgs({
+  options: {
+    events: { type: 'string', default: '200000' },
+    clients: { type: 'string', default: '4' },
+    batches: { type: 'string', default: '1000,100' },
+    users: { type: 'string', default: '200000' },
+    rounds: { type: 'string', default: '1' },
+    'db-name': { type: 'string', default: 'growthdesk_bench_ingest' },
+    keep: { type: 'boolean', default: false },
+    help: { type: 'boolean', short: 'h', default: false },
+  },
+  strict: true,
+})
+if (args.help) {
+  process.stdout.write(USAGE)
+  process.exit(0)
+}
+function num(name: string, value: string | undefined, min: number, max: number): number {
+  const n = Number(value)
+  if (!Number.isInteger(n) || n < min || n > max) {
+    process.stderr.write(`--${name} must be an integer from ${min} to ${max} (got ${JSON.stringify(value)}).\n\n${USAGE}`)
+    process.exit(2)
+  }
+  return n
+}
+const eventCount = num('events', args.events, 1000, 10_000_000)
+const clients = num('clients', args.clients, 1, 64)
+const users = num('users', args.users, 1, 10_000_000)
+const rounds = num('rounds', args.rounds, 1, 20)
+const batchSizes = args.batches!.split(',').map((b) => num('batches', b, 1, 1000))
+const dbName = args['db-name']!
+if (!/^[a-z_][a-z0-9_]{0,62}$/.test(dbName)) {
+  process.stderr.write(`--db-name must be a lower-case SQL identifier (got ${JSON.stringify(dbName)}).\n`)
+  process.exit(2)
+}
+
+const baseUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
+const benchUrl = (() => {
+  const u = new URL(baseUrl)
+  u.pathname = `/${dbName}`
+  return u.toString()
+})()
+const quiet = { onnotice: () => {} }
+const log = (line = '') => process.stdout.write(`${line}\n`)
+const fmtInt = (n: number) => Math.round(n).toLocaleString('en-US')
+const SCRATCH = 'bench_copy_scratch'
+const EVENT_TABLES = ['events', 'daily_event_users', 'daily_event_counts', 'user_activity', 'project_event_stats']
+const COLUMNS = 'project_id, project_seq, uuid, event, distinct_id, occurred_at, day, properties, received_at'
+
+// ---------------------------------------------------------------------------------------------
+// CPU of this process and of every backend of the bench database but the monitor's own.
+
+let ticks: number | undefined
+function processCpuMs(pid: number): number {
+  ticks ??= Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100
+  try {
+    const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / ticks
+  } catch {
+    return 0 // gone (or not on this machine): counted as nothing
+  }
+}
+interface Cpu { server: number; backends: Map<number, number> }
+async function snapshot(monitor: Sql): Promise<Cpu> {
+  const u = process.cpuUsage()
+  const rows = await monitor<{ pid: number }[]>`select pid from pg_stat_activity where datname = ${dbName} and pid <> pg_backend_pid()`
+  return { server: (u.user + u.system) / 1000, backends: new Map(rows.map((r) => [r.pid, processCpuMs(r.pid)])) }
+}
+function used(a: Cpu, b: Cpu) {
+  let db = 0
+  for (const [pid, ms] of b.backends) db += ms - (a.backends.get(pid) ?? 0)
+  return { serverMs: b.server - a.server, databaseMs: db }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The events: the client's distribution (bench/client.ts), made once so COPY and HTTP get the same rows.
+
+interface Ev { uuid: string; event: string; distinct_id: string; timestamp: string; properties?: Record<string, unknown> }
+function makeEvents(n: number): Ev[] {
+  const now = Date.now()
+  const out: Ev[] = []
+  for (let i = 0; i < n; i++) {
+    const r = Math.random()
+    let kind: Pick<Ev, 'event' | 'properties'> = { event: 'daily_use' }
+    if (r >= 0.99) kind = { event: 'purchase', properties: { amount_cents: 500 + Math.floor(Math.random() * 50) * 100, currency: 'USD' } }
+    else if (r >= 0.965) kind = { event: 'invite_sent' }
+    else if (r >= 0.9) kind = { event: 'page_view', properties: { path: `/docs/${Math.floor(Math.random() * 40)}` } }
+    out.push({ uuid: randomUUID(), distinct_id: `user_${Math.floor(users * Math.random() ** 2)}`, timestamp: new Date(now - Math.floor(Math.random() * 48 * 3600_000)).toISOString(), ...kind })
+  }
+  return out
+}
+
+/** COPY's text format: backslash, tab and line breaks escaped. */
+const copyField = (s: string) => s.replace(/\\/g, '\\\\').replace(/\t/g, '\\t').replace(/\n/g, '\\n').replace(/\r/g, '\\r')
+
+async function copyRows(sql: Sql, projectId: string, seq: number, rows: Ev[]): Promise<number> {
+  const received = new Date().toISOString()
+  const started = performance.now()
+  const stream = await sql.unsafe(`copy ${SCRATCH} (${COLUMNS}) from stdin`).writable()
+  const done = new Promise<void>((resolve, reject) => {
+    stream.on('finish', resolve)
+    stream.on('error', reject)
+  })
+  for (let i = 0; i < rows.length; i += 1000) {
+    let chunk = ''
+    for (const e of rows.slice(i, i + 1000)) {
+      // The project is in UTC: the local day is the UTC date.
+      chunk += `${projectId}\t${seq}\t${e.uuid}\t${copyField(e.event)}\t${copyField(e.distinct_id)}\t${e.timestamp}\t${e.timestamp.slice(0, 10)}\t${copyField(JSON.stringify(e.properties ?? {}))}\t${received}\n`
+    }
+    if (!stream.write(chunk)) await new Promise((resolve) => stream.once('drain', resolve))
+  }
+  stream.end()
+  await done
+  return performance.now() - started
+}
+
+// ---------------------------------------------------------------------------------------------
+
+let app: FastifyInstance | undefined
+let client: Client | undefined
+let sql: Sql | undefined
+let tmpDir: string | undefined
+
+async function cleanup() {
+  client?.close()
+  await sql?.end({ timeout: 5 }).catch(() => {})
+  await app?.close().catch(() => {})
+  if (tmpDir) fs.rmSync(tmpDir, { recursive: true, force: true })
+  if (!args.keep) {
+    const admin = postgres(baseUrl, { max: 1, ...quiet })
+    await admin.unsafe(`drop database if exists ${dbName} with (force)`).catch(() => {})
+    await admin.end()
+  }
+}
+
+interface Row { label: string; batch: number; perSecond: number[]; serverMs: number[]; databaseMs: number[]; ratio: number[] }
+
+async function main() {
+  const admin = postgres(baseUrl, { max: 1, ...quiet })
+  try {
+    const [{ version }] = (await admin`select current_setting('server_version') as version`) as unknown as [{ version: string }]
+    log(`growthdesk bench:ingest — PostgreSQL ${version}, ${os.cpus().length} CPUs, Node ${process.version}, commit ${gitHead()}`)
+    await admin.unsafe(`drop database if exists ${dbName} with (force)`)
+    await admin.unsafe(`create database ${dbName}`)
+  } finally {
+    await admin.end()
+  }
+  app = await buildApp({
+    config: { ...loadConfig({ HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'warn', RATE_LIMIT_MAX: '1000000', RATE_LIMIT_INGEST_MAX: '1000000', RATE_LIMIT_CONCURRENCY: '0' }), database: { kind: 'postgres', url: benchUrl }, logLevel: 'warn' },
+    logger: false,
+  })
+  sql = postgres(benchUrl, { max: 1, ...quiet, connection: { application_name: 'growthdesk-bench-monitor' } })
+  const boot = await bootstrap(app, { workspace: 'growthdesk bench', email: 'bench@growthdesk.bench', project: 'Bench project' })
+  const projectId = boot.project.id
+  const [{ seq }] = (await sql`select seq from projects where id = ${projectId}`) as unknown as [{ seq: number }]
+  // The scratch table: the events table's columns and unique indexes (primary key, (project_seq, uuid)).
+  await sql.unsafe(`create table ${SCRATCH} (like events including defaults including constraints)`)
+  await sql.unsafe(`alter table ${SCRATCH} add primary key (id)`)
+  await sql.unsafe(`create unique index on ${SCRATCH} (project_seq, uuid)`)
+  const copySql = postgres(benchUrl, { max: 1, ...quiet, connection: { application_name: 'growthdesk-bench-copy' } })
+  await copySql`select 1`
+
+  await app.listen({ host: '127.0.0.1', port: 0 })
+  const origin = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`
+  client = new Client()
+  tmpDir = fs.mkdtempSync(path.join(os.tmpdir(), 'gd-bench-ingest-'))
+
+  const fresh = async () => {
+    await sql!.unsafe(`truncate ${SCRATCH}, ${EVENT_TABLES.join(', ')}`)
+    await sql!.unsafe('checkpoint')
+  }
+  const warmup = async (batch: number) => {
+    // Plans, caches and connections first (not counted), then emptied again.
+    const file = path.join(tmpDir!, 'warmup.jsonl')
+    const evs = makeEvents(Math.max(20 * batch, 5000))
+    const bodies: string[] = []
+    for (let i = 0; i < evs.length; i += batch) bodies.push(JSON.stringify({ events: evs.slice(i, i + batch) }))
+    fs.writeFileSync(file, bodies.join('\n'))
+    await client!.run<IngestResult>({ kind: 'ingest', url: `${origin}/v1/events`, key: boot.keys.ingest, clients, batchSize: batch, users, spreadHours: 48, seconds: 600, maxBatches: bodies.length, bodiesFile: file })
+    await copyRows(copySql, projectId, seq, evs.slice(0, 5000))
+  }
+
+  log(`${fmtInt(eventCount)} new events per measurement, ${fmtInt(users)} users, ${clients} HTTP clients; ${rounds} round(s); project in UTC`)
+  log(`load average before: ${loadAverage()}`)
+  const results = new Map<string, Row>()
+  const row = (label: string, batch: number) => {
+    const key = `${label}/${batch}`
+    if (!results.has(key)) results.set(key, { label, batch, perSecond: [], serverMs: [], databaseMs: [], ratio: [] })
+    return results.get(key)!
+  }
+  for (let round = 1; round <= rounds; round++) {
+    for (const batch of batchSizes) {
+      await fresh()
+      await warmup(batch)
+      const evs = makeEvents(eventCount)
+
+      await fresh()
+      let before = await snapshot(sql)
+      const copyMs = await copyRows(copySql, projectId, seq, evs)
+      let cpu = used(before, await snapshot(sql))
+      const copyRate = eventCount / (copyMs / 1000)
+      const c = row('COPY', batch)
+      c.perSecond.push(copyRate)
+      c.serverMs.push(cpu.serverMs / (eventCount / 1000))
+      c.databaseMs.push(cpu.databaseMs / (eventCount / 1000))
+      c.ratio.push(1)
+
+      const file = path.join(tmpDir, 'bodies.jsonl')
+      const bodies: string[] = []
+      for (let i = 0; i < evs.length; i += batch) bodies.push(JSON.stringify({ events: evs.slice(i, i + batch) }))
+      fs.writeFileSync(file, bodies.join('\n'))
+      await fresh()
+      before = await snapshot(sql)
+      const r = await client.run<IngestResult>({ kind: 'ingest', url: `${origin}/v1/events`, key: boot.keys.ingest, clients, batchSize: batch, users, spreadHours: 48, seconds: 3600, maxBatches: bodies.length, bodiesFile: file })
+      cpu = used(before, await snapshot(sql))
+      if (r.failures.length) throw new Error(`${r.failures.length} failed requests; first: ${r.failures[0]}`)
+      if (r.accepted !== eventCount) throw new Error(`accepted ${r.accepted} of ${eventCount} events`)
+      await checkCounters(sql, projectId, eventCount)
+      const rate = r.accepted / (r.elapsedMs / 1000)
+      const h = row('POST /v1/events', batch)
+      h.perSecond.push(rate)
+      h.serverMs.push(cpu.serverMs / (eventCount / 1000))
+      h.databaseMs.push(cpu.databaseMs / (eventCount / 1000))
+      h.ratio.push(rate / copyRate)
+      log(`  round ${round}, batch ${batch}: COPY ${fmtInt(copyRate)}/s, HTTP ${fmtInt(rate)}/s = ${((100 * rate) / copyRate).toFixed(1)} % of COPY; load ${loadAverage()}`)
+    }
+  }
+  await copySql.end()
+
+  log()
+  log(`Results (median of ${rounds} round(s)), CPU per 1000 events:`)
+  log(`${'writer'.padEnd(18)} ${'batch'.padStart(5)} ${'events/s'.padStart(9)} ${'of COPY'.padStart(8)} ${'server'.padStart(9)} ${'PostgreSQL'.padStart(11)}`)
+  for (const r of results.values()) {
+    log(`${r.label.padEnd(18)} ${String(r.batch).padStart(5)} ${fmtInt(median(r.perSecond)).padStart(9)} ${`${(100 * median(r.ratio)).toFixed(1)} %`.padStart(8)} ` +
+      `${`${median(r.serverMs).toFixed(1)} ms`.padStart(9)} ${`${median(r.databaseMs).toFixed(1)} ms`.padStart(11)}`)
+  }
+  log(`load average after: ${loadAverage()}`)
+  const target = results.get('POST /v1/events/1000')
+  if (target) log(`target ≥ 75 % of COPY at batches of 1000: ${median(target.ratio) >= 0.75 ? 'met' : 'MISSED'}`)
+}
+
+/** The rollups agree with a count of the raw events (all of one day range, one project). */
+async function checkCounters(sql: Sql, projectId: string, expected: number) {
+  const [r] = await sql<{ raw: number; stats: number; counts: number; uniques_ok: boolean; active_ok: boolean }[]>`
+    select (select count(*) from events where project_id = ${projectId})::int as raw,
+           (select sum(events) from project_event_stats where project_id = ${projectId})::int as stats,
+           (select sum(events) from daily_event_counts where project_id = ${projectId})::int as counts,
+           (select coalesce(bool_and(c.n = e.n), true) from
+              (select day, event, sum(unique_users) as n from daily_event_counts where project_id = ${projectId} group by 1, 2) c
+              full join (select day, event, count(distinct distinct_id) as n from events where project_id = ${projectId} group by 1, 2) e using (day, event)) as uniques_ok,
+           ((select count(*) from user_activity where project_id = ${projectId}) =
+            (select count(distinct distinct_id) from events where project_id = ${projectId} and event = 'daily_use')) as active_ok`
+  if (r!.raw !== expected || r!.stats !== expected || r!.counts !== expected || !r!.uniques_ok || !r!.active_ok) {
+    throw new Error(`rollups disagree with the raw events: ${JSON.stringify(r)}`)
+  }
+}
+
+function gitHead(): string {
+  try {
+    return execFileSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim()
+  } catch {
+    return 'unknown'
+  }
+}
+
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    cleanup().finally(() => process.exit(130))
+  })
+}
+main().then(cleanup, async (err: unknown) => {
+  process.stderr.write(`${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`)
+  await cleanup()
+  process.exit(1)
+})

@@ -1,0 +1,132 @@
+// The rollups that ingestion maintains (issue 14 made that statement cheaper) against a naive
+// count of the raw events: duplicates inside and across batches, resends, concurrent batches,
+// refused batches, out-of-order days; and a project's deletion taking its event rows along.
+import t, { type Test } from 'tap'
+import { randomUUID } from 'node:crypto'
+import { bearer, buildTestApp, fixedClock, seedWorkspace } from '../helpers/app.ts'
+import { rowsOf } from '../../db/client.ts'
+import { sql } from '../../db/orm.ts'
+
+const NOW = '2026-11-20T12:00:00.000Z'
+
+interface Ev {
+  event: string
+  distinct_id: string
+  timestamp: string
+  uuid: string
+}
+
+t.test('rollups equal a naive count of the raw events', async (t) => {
+  const app = await buildTestApp(t, { now: fixedClock(NOW) })
+  const ws = await seedWorkspace(app)
+  const project = ws.project.id
+  const post = (events: unknown) => app.inject({ method: 'POST', url: '/v1/events', headers: bearer(ws.keys.ingest), payload: { events } })
+  const query = async <T>(q: ReturnType<typeof sql>) => rowsOf<T>(await app.db.execute(q))
+
+  /** Every rollup, and what a count of the raw events says it should be. */
+  async function compare(t: Test, label: string): Promise<number> {
+    const [r] = await query<Record<string, number>>(sql`
+      select
+        (select count(*) from events where project_id = ${project})::int as raw_events,
+        (select coalesce(sum(events), 0) from project_event_stats where project_id = ${project})::int as stats_events,
+        (select count(*) from (
+           select day, event, sum(events)::int as events, sum(unique_users)::int as uniques
+           from daily_event_counts where project_id = ${project} group by 1, 2
+           except
+           select day, event, count(*)::int, count(distinct distinct_id)::int
+           from events where project_id = ${project} group by 1, 2) d)::int as counts_differing,
+        (select count(*) from (
+           select day, event, count(*)::int, count(distinct distinct_id)::int
+           from events where project_id = ${project} group by 1, 2
+           except
+           select day, event, sum(events)::int, sum(unique_users)::int
+           from daily_event_counts where project_id = ${project} group by 1, 2) d)::int as counts_missing,
+        (select count(*) from (
+           (select event, day, distinct_id from daily_event_users where project_id = ${project}
+            except select event, day, distinct_id from events where project_id = ${project})
+           union all
+           (select event, day, distinct_id from events where project_id = ${project}
+            except select event, day, distinct_id from daily_event_users where project_id = ${project})) d)::int as firsts_differing,
+        (select count(*) from (
+           (select distinct_id, last_active_day from user_activity where project_id = ${project}
+            except select distinct_id, max(day) from events where project_id = ${project} and event = 'daily_use' group by 1)
+           union all
+           (select distinct_id, max(day) from events where project_id = ${project} and event = 'daily_use' group by 1
+            except select distinct_id, last_active_day from user_activity where project_id = ${project})) d)::int as activity_differing`)
+    t.equal(r!.stats_events, r!.raw_events, `${label}: the event total`)
+    t.same([r!.counts_differing, r!.counts_missing, r!.firsts_differing, r!.activity_differing], [0, 0, 0, 0],
+      `${label}: per-day counts, unique users, first sightings and last active days`)
+    return r!.raw_events!
+  }
+
+  const ev = (event: string, user: string, timestamp: string): Ev => ({ event, distinct_id: user, timestamp, uuid: randomUUID() })
+
+  t.test('duplicates inside a batch and across batches count once', async (t) => {
+    const a = ev('daily_use', 'ann', '2026-11-20T08:00:00Z')
+    const b = ev('signup', 'ann', '2026-11-20T08:00:00Z')
+    let res = await post([a, a, { ...a, uuid: a.uuid.toUpperCase() }, b, b])
+    t.same(res.json(), { accepted: 2, duplicates: 3 })
+    res = await post([b, a, ev('daily_use', 'ann', '2026-11-20T09:00:00Z')])
+    t.same(res.json(), { accepted: 1, duplicates: 2 })
+    t.equal(await compare(t, 'after duplicates'), 3)
+  })
+
+  t.test('an earlier day arriving late does not move a last active day back', async (t) => {
+    await post([ev('daily_use', 'bob', '2026-11-19T10:00:00Z')])
+    await post([ev('daily_use', 'bob', '2026-11-12T10:00:00Z'), ev('daily_use', 'bob', '2026-11-12T11:00:00Z')])
+    const [row] = await query<{ day: string }>(sql`select last_active_day::text as day from user_activity where project_id = ${project} and distinct_id = 'bob'`)
+    t.equal(row!.day, '2026-11-19')
+    await post([ev('daily_use', 'bob', '2026-11-20T10:00:00Z')])
+    const [moved] = await query<{ day: string }>(sql`select last_active_day::text as day from user_activity where project_id = ${project} and distinct_id = 'bob'`)
+    t.equal(moved!.day, '2026-11-20')
+    await compare(t, 'after late days')
+  })
+
+  t.test('a batch with one bad event changes nothing', async (t) => {
+    const before = await compare(t, 'before the refused batch')
+    const res = await post([ev('daily_use', 'cat', '2026-11-20T08:00:00Z'), ev('signup', 'cat', 'not a time'), ev('signup', 'dan', '2026-11-20T08:00:00Z')])
+    t.equal(res.statusCode, 400)
+    t.equal(await compare(t, 'after the refused batch'), before)
+  })
+
+  t.test('random batches, resends and concurrent batches', async (t) => {
+    // A small deterministic generator: the same cases on every run.
+    let seed = 14
+    const rand = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648)
+    const names = ['daily_use', 'daily_use', 'daily_use', 'signup', 'page_view']
+    const before = await compare(t, 'before random batches')
+    const sent: Ev[] = []
+    const batchOf = (n: number) => Array.from({ length: n }, () => {
+      // A quarter are resends of earlier events (same uuid), the rest new, over 6 days and 12 users.
+      if (sent.length && rand() < 0.25) return sent[Math.floor(rand() * sent.length)]!
+      const day = 15 + Math.floor(rand() * 6)
+      const e = ev(names[Math.floor(rand() * names.length)]!, `u${Math.floor(rand() * rand() * 12)}`, `2026-11-${day}T${String(Math.floor(rand() * 24)).padStart(2, '0')}:30:00Z`)
+      sent.push(e)
+      return e
+    })
+    let accepted = 0
+    for (let round = 0; round < 6; round++) {
+      const batches = Array.from({ length: 4 }, () => batchOf(1 + Math.floor(rand() * 60)))
+      // The first batch of every round is sent twice at once as well: a client retry racing itself.
+      const results = await Promise.all([...batches, batches[0]!].map(post))
+      t.same(results.map((r) => r.statusCode), [200, 200, 200, 200, 200])
+      accepted += results.reduce((n, r) => n + (r.json() as { accepted: number }).accepted, 0)
+    }
+    const distinct = new Set(sent.map((e) => e.uuid)).size
+    const stored = await compare(t, 'after random batches')
+    t.equal(accepted, distinct, 'every distinct uuid accepted exactly once')
+    t.equal(stored, before + distinct, 'stored once each')
+  })
+
+  t.test("a project's deletion deletes its events and first sightings", async (t) => {
+    await post([ev('daily_use', 'eve', '2026-11-20T08:00:00Z')])
+    const count = async () => (await query<{ n: number }>(sql`
+      select ((select count(*) from events where project_id = ${project}) +
+              (select count(*) from daily_event_users where project_id = ${project}) +
+              (select count(*) from daily_event_counts where project_id = ${project}) +
+              (select count(*) from user_activity where project_id = ${project}))::int as n`))[0]!.n
+    t.ok(await count() > 0)
+    await app.db.execute(sql`delete from projects where id = ${project}`)
+    t.equal(await count(), 0)
+  })
+})
