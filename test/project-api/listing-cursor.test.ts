@@ -30,7 +30,9 @@ t.test('cursor paging of the opportunities listing', async (t) => {
   }
   const submit = async (i: number, status?: string) => {
     const res = await app.inject({
-      method: 'POST', url, headers: bearer(ws.keys.mcp),
+      method: 'POST',
+      url,
+      headers: bearer(ws.keys.mcp),
       payload: { contribution_type: i % 2 ? 'content_idea' : 'potential_user_opportunity', key_information: `#${i}`, reason: 'r', suggested_action: 'a' },
     })
     if (res.statusCode !== 201) throw new Error(`submit: ${res.statusCode} ${res.body}`)
