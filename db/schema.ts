@@ -180,8 +180,9 @@ export const userActivity = pgTable('user_activity', {
   distinctId: text('distinct_id').notNull(),
   lastActiveDay: date('last_active_day', { mode: 'string' }).notNull(),
 }, (t) => [
+  // No index on last_active_day (migration 0009 dropped it): the counts read user_activity_days,
+  // and a move of a user's day is then a HOT update that touches no index.
   primaryKey({ columns: [t.projectId, t.distinctId] }),
-  index('user_activity_day_idx').on(t.projectId, t.lastActiveDay),
 ])
 
 /**

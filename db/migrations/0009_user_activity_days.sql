@@ -54,3 +54,6 @@ CREATE TRIGGER user_activity_days_delete AFTER DELETE ON user_activity
 -- The rows of the data already there.
 INSERT INTO user_activity_days (project_id, day, shard, users)
 SELECT project_id, last_active_day, 0, count(*) FROM user_activity GROUP BY 1, 2;
+--> statement-breakpoint
+-- Nothing reads user_activity by day any more; without this index a moved day is a HOT update.
+DROP INDEX "user_activity_day_idx";
