@@ -241,8 +241,9 @@ export async function opportunityCountMismatches(sql: Sql, projectId: string): P
 /**
  * The proof that the bulk-built rollups are what ingestion makes: every event of the project is
  * ingested again, in batches of 1000, through the service's own ingest statement into a twin
- * project with the same time zone; the four rollups of both must be identical. The twin is
- * deleted afterwards. Cost: the ingestion of the whole data set, so by default small sizes only.
+ * project with the same time zone; the rollups of both must be identical. The twin is
+ * deleted afterwards. user_activity_days (kept by triggers on user_activity) is compared as well.
+ * Cost: the ingestion of the whole data set, so by default small sizes only.
  */
 export async function verifyRollupsByIngestion(app: FastifyInstance, sql: Sql, d: Dataset, workspaceId: string) {
   const created = await app.repos.projects.create({ workspaceId, ownerId: d.submittedBy, name: 'Bench twin', slug: 'bench-twin', timezone: d.timeZone })
@@ -273,6 +274,8 @@ export async function verifyRollupsByIngestion(app: FastifyInstance, sql: Sql, d
       await compare('daily_event_counts', 'day, event, events, unique_users',
         '(select project_id, day, event, sum(events) as events, sum(unique_users) as unique_users from daily_event_counts group by 1, 2, 3) s'),
       await compare('user_activity', 'distinct_id, last_active_day'),
+      await compare('user_activity_days', 'day, users',
+        '(select project_id, day, sum(users) as users from user_activity_days group by 1, 2 having sum(users) <> 0) s'),
       await compare('project_event_stats', 'last_event_at, events',
         '(select project_id, max(last_event_at) as last_event_at, sum(events) as events from project_event_stats group by 1) s'),
     ]

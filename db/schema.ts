@@ -185,9 +185,23 @@ export const userActivity = pgTable('user_activity', {
   distinctId: text('distinct_id').notNull(),
   lastActiveDay: date('last_active_day', { mode: 'string' }).notNull(),
 }, (t) => [
+  // No index on last_active_day (migration 0009 dropped it): the counts read user_activity_days,
+  // and a move of a user's day is then a HOT update that touches no index.
   primaryKey({ columns: [t.projectId, t.distinctId] }),
-  index('user_activity_day_idx').on(t.projectId, t.lastActiveDay),
 ])
+
+/**
+ * How many users have each day as their last day of `daily_use` (user_activity.last_active_day),
+ * kept exact by statement-level triggers on user_activity (migration 0009), sharded like
+ * daily_event_counts: the users active since a day are a sum over the days since, not a count
+ * of users. A shard row may go negative (a user moved on from a day in another shard); sums are exact.
+ */
+export const userActivityDays = pgTable('user_activity_days', {
+  projectId: text('project_id').notNull().references(() => projects.id, { onDelete: 'cascade' }),
+  day: date('day', { mode: 'string' }).notNull(),
+  shard: smallint('shard').notNull().default(0),
+  users: bigint('users', { mode: 'number' }).notNull(),
+}, (t) => [primaryKey({ columns: [t.projectId, t.day, t.shard] })])
 
 /** Latest event time and event total per project, sharded like daily_event_counts. */
 export const projectEventStats = pgTable('project_event_stats', {
@@ -285,6 +299,7 @@ export const schema = {
   dailyEventUsers,
   dailyEventCounts,
   userActivity,
+  userActivityDays,
   projectEventStats,
   memories,
   sessions,

@@ -38,9 +38,23 @@ export const OpportunityFilters = {
   status: Type.Optional(StringEnum(['all', ...statuses] as const, { default: 'all' })),
   page: Type.Optional(Page),
   page_size: Type.Optional(PageSize),
+  after: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 200,
+      description: 'A next_cursor from a previous page: the page after it, as fast at the end of the list as at the start. `page` is then not used (the cursor carries it).',
+    })
+  ),
 }
 
-export const OpportunityPage = PageOf(Opportunity)
+export const OpportunityPage = Type.Composite([
+  PageOf(Opportunity),
+  Type.Object({
+    next_cursor: Type.Union([Type.String(), Type.Null()], {
+      description: 'Pass as `after` (same filters and page_size) for the next page; null on the last page.',
+    }),
+  }),
+])
 
 /** The review fields: the PATCH body and the review_opportunity tool are built from these. */
 export const ReviewFields = {

@@ -24,10 +24,9 @@ export default defineOperation({
     const now = ctx.now()
     const today = localDate(now, project.timezone)
     const days = dayRange(today, 60)
-    const [counts, unique7, unique30, totals, lastEventAt] = await Promise.all([
+    const [counts, [unique7, unique30], totals, lastEventAt] = await Promise.all([
       ctx.repos.events.dailyCounts(project.id, days[0]!, today, [SIGNUP, DAILY_USE]),
-      ctx.repos.events.activeUsersBetween(project.id, addDays(today, -6), today),
-      ctx.repos.events.activeUsersBetween(project.id, addDays(today, -29), today),
+      ctx.repos.events.activeUsersSince(project.id, [addDays(today, -6), addDays(today, -29)]),
       ctx.repos.opportunities.totals(project.id),
       ctx.repos.events.lastEventAt(project.id),
     ])

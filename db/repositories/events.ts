@@ -1,7 +1,7 @@
 import { and, desc, eq, gte, lazily, lte, max, sql, PgDialect } from '../orm.ts'
 import { rowsOf, type Queryable } from '../client.ts'
 import { DAILY_USE } from '../../schemas/metrics.ts'
-import { COUNTER_SHARDS, dailyEventCounts, events, projectEventStats, projects, userActivity } from '../schema.ts'
+import { COUNTER_SHARDS, dailyEventCounts, events, projectEventStats, projects, userActivityDays } from '../schema.ts'
 
 export interface IncomingEvent {
   uuid: string
@@ -141,16 +141,18 @@ export function createEventsRepository(db: Queryable) {
     },
 
     /**
-     * Users with a daily_use from `from` to `to` (today). user_activity keeps only each user's
-     * latest day, so no upper bound: a user active today who also sent an event stamped
-     * tomorrow (allowed, up to 24 h ahead) would otherwise drop out of the count.
+     * For each of `froms`, the users whose last daily_use is on that day or later: a sum over the
+     * per-day rollup user_activity_days (≤ 16 × 2 shard rows a day), so it costs the days of the
+     * window, not the users. No upper bound: a user active today who also sent an event stamped
+     * tomorrow (allowed, up to 24 h ahead) has tomorrow as the last day and must still count.
      */
-    async activeUsersBetween(projectId: string, from: string, _to: string): Promise<number> {
+    async activeUsersSince<const T extends readonly string[]>(projectId: string, froms: T): Promise<{ [K in keyof T]: number }> {
+      const earliest = froms.reduce((a, b) => (a < b ? a : b), '9999-12-31')
       const [row] = await db
-        .select({ n: sql<number>`count(*)::int` })
-        .from(userActivity)
-        .where(and(eq(userActivity.projectId, projectId), gte(userActivity.lastActiveDay, from)))
-      return row!.n
+        .select(Object.fromEntries(froms.map((from, i) => [`n${i}`, sql`coalesce(sum(${userActivityDays.users}) filter (where ${userActivityDays.day} >= ${from}), 0)`.mapWith(Number)])))
+        .from(userActivityDays)
+        .where(and(eq(userActivityDays.projectId, projectId), gte(userActivityDays.day, earliest)))
+      return froms.map((_, i) => row![`n${i}`] as number) as { [K in keyof T]: number }
     },
 
     async lastEventAt(projectId: string): Promise<Date | null> {

@@ -31,6 +31,14 @@ export interface ListFilters {
   receivedOn?: { day: string; timeZone: string }
   page: number
   pageSize: number
+  /** Only those after this key in listing order (the cursor); `page` is then not used. */
+  after?: ListKey
+}
+
+/** A place in listing order: received_at (ISO, microseconds, Z) and id of an opportunity. */
+export interface ListKey {
+  at: string
+  id: string
 }
 
 export interface ReviewChange {
@@ -66,7 +74,15 @@ export function createOpportunitiesRepository(db: Queryable) {
       return { opportunity: toOpportunity(existing!), created: false }
     },
 
-    async list(projectId: string, f: ListFilters): Promise<{ items: Opportunity[]; total: number }> {
+    /**
+     * A page in listing order (received_at desc, then id), and the total. Three ways to a page:
+     * after a key (the cursor: an index range from the key on, as fast at the end as at the
+     * start); by page number in the first half (OFFSET from the start); by page number in the
+     * second half (OFFSET from the end, read backwards, so the last pages cost what the first
+     * do; only the middle of a long list costs its offset). `next` is the key of the page's last
+     * item when more follow.
+     */
+    async list(projectId: string, f: ListFilters): Promise<{ items: Opportunity[]; total: number; next: ListKey | null }> {
       const where: (SQL | undefined)[] = [eq(opportunities.projectId, projectId)]
       if (f.type !== 'all') where.push(eq(opportunities.contributionType, f.type))
       if (f.status !== 'all') where.push(eq(opportunities.status, f.status))
@@ -77,13 +93,6 @@ export function createOpportunitiesRepository(db: Queryable) {
         where.push(sql`${opportunities.receivedAt} >= (${day}::date::timestamp at time zone ${timeZone})`)
         where.push(sql`${opportunities.receivedAt} < ((${day}::date + 1)::timestamp at time zone ${timeZone})`)
       }
-      const rows = await db
-        .select()
-        .from(opportunities)
-        .where(and(...where))
-        .orderBy(desc(opportunities.receivedAt), asc(opportunities.id))
-        .limit(f.pageSize)
-        .offset((f.page - 1) * f.pageSize)
 
       let total: number
       if (f.receivedOn) {
@@ -99,7 +108,42 @@ export function createOpportunitiesRepository(db: Queryable) {
         const [c] = await db.select({ n: sql<number>`coalesce(sum(${opportunityCounts.n}), 0)::int` }).from(opportunityCounts).where(and(...cw))
         total = c!.n
       }
-      return { items: rows.map(toOpportunity), total }
+
+      // The exact stored time (microseconds; a JavaScript Date keeps milliseconds) for the key.
+      const at = sql<string>`to_char(${opportunities.receivedAt} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`
+      const select = () => db.select({ row: opportunities, at }).from(opportunities)
+      const size = f.pageSize
+      let rows: { row: Row; at: string }[]
+      let more: boolean
+      if (f.after) {
+        const key = sql`${f.after.at}::timestamptz`
+        where.push(sql`${opportunities.receivedAt} <= ${key}`, sql`(${opportunities.receivedAt} < ${key} or ${opportunities.id} > ${f.after.id})`)
+        rows = await select().where(and(...where)).orderBy(desc(opportunities.receivedAt), asc(opportunities.id)).limit(size + 1)
+        more = rows.length > size
+      } else {
+        const offset = (f.page - 1) * size
+        if (offset >= total && offset > 0) {
+          rows = []
+          more = false
+        } else if (offset > 0 && 2 * offset + size > total) {
+          // Nearer the end: the rows after this page are skipped from the end, in reverse order.
+          const after = total - offset - size
+          rows = (
+            await select()
+              .where(and(...where))
+              .orderBy(asc(opportunities.receivedAt), desc(opportunities.id))
+              .limit(size + Math.min(0, after))
+              .offset(Math.max(0, after))
+          ).reverse()
+          more = after > 0
+        } else {
+          rows = await select().where(and(...where)).orderBy(desc(opportunities.receivedAt), asc(opportunities.id)).limit(size + 1).offset(offset)
+          more = rows.length > size
+        }
+      }
+      const page = rows.slice(0, size)
+      const last = page.at(-1)
+      return { items: page.map((r) => toOpportunity(r.row)), total, next: more && last ? { at: last.at, id: last.row.id } : null }
     },
 
     /**

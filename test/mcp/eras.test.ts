@@ -131,6 +131,7 @@ t.test('tool errors are the REST error body, identical in both eras', async (t) 
     ['list_projects', { colour: 'red' }, 400],
     ['get_daily_ops', { project: 'no-such-project' }, 404],
     ['forget_memory', { id: 'mem_nope' }, 404],
+    ['list_opportunities', { project, after: 'bm90IGEgY3Vyc29y' }, 400],
   ]
   for (const [name, args, status] of errorCases) {
     const a = (await modern.callTool({ name, arguments: args })) as ToolResult

@@ -154,7 +154,7 @@ t.test('opportunities listing', async (t) => {
     t.same(pg.items.map((o) => o.event_id), byType('partnership').slice(3, 6))
     t.equal(pg.total_pages, 3)
     const none = await page('type=never_submitted')
-    t.same(none, { items: [], page: 1, page_size: 20, total: 0, total_pages: 0 })
+    t.same(none, { items: [], page: 1, page_size: 20, total: 0, total_pages: 0, next_cursor: null })
   })
 
   t.test('date=today is the current UTC day for a UTC project', async (t) => {
