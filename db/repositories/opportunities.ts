@@ -47,7 +47,92 @@ export interface ReviewChange {
   reviewNote?: string
 }
 
+/** How a listing statement reads: a first page, after a cursor, by offset forwards or from the end (or only the total). */
+type ListWay = 'first' | 'after' | 'forward' | 'backward' | 'total'
+
+/** The values of a listing's placeholders (only those of the filters set are used). */
+function listValues(projectId: string, f: ListFilters) {
+  return {
+    projectId,
+    type: f.type,
+    status: f.status,
+    evaluation: f.evaluation,
+    day: f.receivedOn?.day ?? null,
+    timeZone: f.receivedOn?.timeZone ?? null,
+    afterAt: f.after?.at ?? null,
+    afterId: f.after?.id ?? null,
+  }
+}
+
+const p = sql.placeholder
+
+/** The listing's filters and its total, with placeholders for every value. */
+function listConditions(f: ListFilters) {
+  const where: (SQL | undefined)[] = [eq(opportunities.projectId, p('projectId'))]
+  if (f.type !== 'all') where.push(eq(opportunities.contributionType, p('type')))
+  if (f.status !== 'all') where.push(eq(opportunities.status, p('status')))
+  if (f.evaluation !== 'all') where.push(eq(opportunities.evaluation, p('evaluation')))
+  if (f.receivedOn) {
+    // Local midnight to local midnight, computed by PostgreSQL, so a 23- or 25-hour day is right.
+    where.push(sql`${opportunities.receivedAt} >= (${p('day')}::date::timestamp at time zone ${p('timeZone')}::text)`)
+    where.push(sql`${opportunities.receivedAt} < ((${p('day')}::date + 1)::timestamp at time zone ${p('timeZone')}::text)`)
+  }
+  // One day of submissions: counting the index range is cheap. All dates: the trigger-maintained
+  // totals, exact without counting rows.
+  const counted: (SQL | undefined)[] = [eq(opportunityCounts.projectId, p('projectId'))]
+  if (f.type !== 'all') counted.push(eq(opportunityCounts.contributionType, p('type')))
+  if (f.status !== 'all') counted.push(eq(opportunityCounts.status, p('status')))
+  if (f.evaluation !== 'all') counted.push(eq(opportunityCounts.evaluation, p('evaluation')))
+  const total = f.receivedOn
+    ? sql<number>`(select count(*)::int from ${opportunities} where ${and(...where)})`
+    : sql<number>`(select coalesce(sum(${opportunityCounts.n}), 0)::int from ${opportunityCounts} where ${and(...counted)})`
+  return { where, total }
+}
+
+/** Only the total of the listing for the filters set in `f`. */
+function buildTotal(db: Queryable, f: ListFilters, name: string) {
+  return db.select({ total: listConditions(f).total }).from(sql`(values (1)) as one (x)`).prepare(name)
+}
+
+/** The listing's page for the filters set in `f`, read `way`, each row with the total. */
+function buildList(db: Queryable, f: ListFilters, way: Exclude<ListWay, 'total'>, name: string) {
+  const { where, total } = listConditions(f)
+  // The exact stored time (microseconds; a JavaScript Date keeps milliseconds) for the key.
+  const at = sql<string>`to_char(${opportunities.receivedAt} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`
+  if (way === 'after') {
+    const key = sql`${p('afterAt')}::timestamptz`
+    where.push(sql`${opportunities.receivedAt} <= ${key}`, sql`(${opportunities.receivedAt} < ${key} or ${opportunities.id} > ${p('afterId')}::text)`)
+  }
+  const query = db
+    .select({ row: opportunities, at, total })
+    .from(opportunities)
+    .where(and(...where))
+    .orderBy(...(way === 'backward' ? [asc(opportunities.receivedAt), desc(opportunities.id)] : [desc(opportunities.receivedAt), asc(opportunities.id)]))
+    .limit(p('limit'))
+  return (way === 'forward' || way === 'backward' ? query.offset(p('offset')) : query).prepare(name)
+}
+
 export function createOpportunitiesRepository(db: Queryable) {
+  /**
+   * The listing's statements, one per shape (which filters are set, and which way it reads),
+   * built on first use with placeholders and prepared: a call neither writes SQL nor has
+   * PostgreSQL parse it again. At most 16 filter shapes × 5 ways.
+   */
+  const shape = (f: ListFilters) => `${f.type !== 'all' ? 't' : ''}${f.status !== 'all' ? 's' : ''}${f.evaluation !== 'all' ? 'e' : ''}${f.receivedOn ? 'd' : ''}`
+  const pages = new Map<string, ReturnType<typeof buildList>>()
+  const totals = new Map<string, ReturnType<typeof buildTotal>>()
+  function listStatement(f: ListFilters, way: Exclude<ListWay, 'total'>) {
+    const key = `${way}_${shape(f)}`
+    let statement = pages.get(key)
+    if (!statement) pages.set(key, (statement = buildList(db, f, way, `list_opportunities_${key}`)))
+    return statement
+  }
+  function totalStatement(f: ListFilters) {
+    const key = shape(f)
+    let statement = totals.get(key)
+    if (!statement) totals.set(key, (statement = buildTotal(db, f, `list_opportunities_total_${key}`)))
+    return statement
+  }
   return {
     /** Inserts, or returns the existing opportunity with the same external_id (created: false). */
     async submit(input: {
@@ -83,61 +168,33 @@ export function createOpportunitiesRepository(db: Queryable) {
      * item when more follow.
      */
     async list(projectId: string, f: ListFilters): Promise<{ items: Opportunity[]; total: number; next: ListKey | null }> {
-      const where: (SQL | undefined)[] = [eq(opportunities.projectId, projectId)]
-      if (f.type !== 'all') where.push(eq(opportunities.contributionType, f.type))
-      if (f.status !== 'all') where.push(eq(opportunities.status, f.status))
-      if (f.evaluation !== 'all') where.push(eq(opportunities.evaluation, f.evaluation))
-      if (f.receivedOn) {
-        // Local midnight to local midnight, computed by PostgreSQL, so a 23- or 25-hour day is right.
-        const { day, timeZone } = f.receivedOn
-        where.push(sql`${opportunities.receivedAt} >= (${day}::date::timestamp at time zone ${timeZone})`)
-        where.push(sql`${opportunities.receivedAt} < ((${day}::date + 1)::timestamp at time zone ${timeZone})`)
-      }
-
-      let total: number
-      if (f.receivedOn) {
-        // One day of submissions: counting the index range is cheap.
-        const [c] = await db.select({ n: sql<number>`count(*)::int` }).from(opportunities).where(and(...where))
-        total = c!.n
-      } else {
-        // All dates: the trigger-maintained totals, exact without counting rows.
-        const cw: (SQL | undefined)[] = [eq(opportunityCounts.projectId, projectId)]
-        if (f.type !== 'all') cw.push(eq(opportunityCounts.contributionType, f.type))
-        if (f.status !== 'all') cw.push(eq(opportunityCounts.status, f.status))
-        if (f.evaluation !== 'all') cw.push(eq(opportunityCounts.evaluation, f.evaluation))
-        const [c] = await db.select({ n: sql<number>`coalesce(sum(${opportunityCounts.n}), 0)::int` }).from(opportunityCounts).where(and(...cw))
-        total = c!.n
-      }
-
-      // The exact stored time (microseconds; a JavaScript Date keeps milliseconds) for the key.
-      const at = sql<string>`to_char(${opportunities.receivedAt} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`
-      const select = () => db.select({ row: opportunities, at }).from(opportunities)
       const size = f.pageSize
-      let rows: { row: Row; at: string }[]
+      const offset = (f.page - 1) * size
+      const values = listValues(projectId, f)
+      let rows: { row: Row; at: string; total: number }[]
+      let total: number
       let more: boolean
-      if (f.after) {
-        const key = sql`${f.after.at}::timestamptz`
-        where.push(sql`${opportunities.receivedAt} <= ${key}`, sql`(${opportunities.receivedAt} < ${key} or ${opportunities.id} > ${f.after.id})`)
-        rows = await select().where(and(...where)).orderBy(desc(opportunities.receivedAt), asc(opportunities.id)).limit(size + 1)
+      if (f.after || offset === 0) {
+        // The common case, one statement: the first page or the page after a cursor, with the
+        // total beside every row (read in the same snapshot as the rows).
+        rows = await listStatement(f, f.after ? 'after' : 'first').execute({ ...values, limit: size + 1 })
+        total = rows[0]?.total ?? 0
+        // No row after a cursor says nothing of the total (on a first page it is 0).
+        if (rows.length === 0 && f.after) total = (await totalStatement(f).execute(values))[0]!.total
         more = rows.length > size
       } else {
-        const offset = (f.page - 1) * size
-        if (offset >= total && offset > 0) {
+        // A page by number further on: the total decides from which end to count.
+        total = (await totalStatement(f).execute(values))[0]!.total
+        if (offset >= total) {
           rows = []
           more = false
-        } else if (offset > 0 && 2 * offset + size > total) {
+        } else if (2 * offset + size > total) {
           // Nearer the end: the rows after this page are skipped from the end, in reverse order.
           const after = total - offset - size
-          rows = (
-            await select()
-              .where(and(...where))
-              .orderBy(asc(opportunities.receivedAt), desc(opportunities.id))
-              .limit(size + Math.min(0, after))
-              .offset(Math.max(0, after))
-          ).reverse()
+          rows = (await listStatement(f, 'backward').execute({ ...values, limit: size + Math.min(0, after), offset: Math.max(0, after) })).reverse()
           more = after > 0
         } else {
-          rows = await select().where(and(...where)).orderBy(desc(opportunities.receivedAt), asc(opportunities.id)).limit(size + 1).offset(offset)
+          rows = await listStatement(f, 'forward').execute({ ...values, limit: size + 1, offset })
           more = rows.length > size
         }
       }
