@@ -36,6 +36,19 @@ export function loadAverage(): string {
   return os.loadavg().map((n) => n.toFixed(2)).join(', ')
 }
 
+/** A parser of numeric command-line options: a value in range, or the usage and exit code 2. */
+export function numericOption(usage: string, options: { integer?: boolean } = {}) {
+  const what = options.integer ? 'an integer' : 'a number'
+  return (name: string, value: string | undefined, min: number, max: number): number => {
+    const n = Number(value)
+    if (!(options.integer ? Number.isInteger(n) : Number.isFinite(n)) || n < min || n > max) {
+      process.stderr.write(`--${name} must be ${what} from ${min} to ${max} (got ${JSON.stringify(value)}).\n\n${usage}`)
+      process.exit(2)
+    }
+    return n
+  }
+}
+
 /** The median of some figures (the mean of the middle two when there is an even number). */
 export function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b)

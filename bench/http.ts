@@ -30,7 +30,6 @@ import { isDeepStrictEqual } from 'node:util'
 import { writeFile } from 'node:fs/promises'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { Session } from 'node:inspector/promises'
-import net from 'node:net'
 import os from 'node:os'
 import postgres from 'postgres'
 import Fastify, { type FastifyInstance } from 'fastify'
@@ -38,7 +37,7 @@ import autocannon from 'autocannon'
 import { buildApp } from '../app.ts'
 import { loadConfig } from '../config.ts'
 import { bootstrap } from '../core/admin.ts'
-import { median } from './client-process.ts'
+import { freePort, loadAverage, median, numericOption } from './client-process.ts'
 
 const SCENARIOS = ['ref', 'bare', 'rest', 'list', 'mcp', 'mcp26', 'mcplist'] as const
 type Key = (typeof SCENARIOS)[number]
@@ -149,14 +148,7 @@ async function main() {
     process.stdout.write(USAGE)
     process.exit(0)
   }
-  const num = (name: string, value: string | undefined, min: number, max: number): number => {
-    const n = Number(value)
-    if (!Number.isFinite(n) || n < min || n > max) {
-      process.stderr.write(`--${name} must be a number from ${min} to ${max} (got ${JSON.stringify(value)}).\n\n${USAGE}`)
-      process.exit(2)
-    }
-    return n
-  }
+  const num = numericOption(USAGE)
   const duration = num('duration', args.duration, 1, 600)
   const warmup = num('warmup', args.warmup, 0, 600)
   const connections = num('connections', args.connections, 1, 1000)
@@ -686,20 +678,4 @@ function describeProfile(profile: CpuProfile, top: number, requests: number, fil
 
 function fmt(n: number, digits: number): string {
   return n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits })
-}
-
-function loadAverage(): string {
-  return os.loadavg().map((l) => l.toFixed(2)).join(' ')
-}
-
-/** A free loopback port (briefly bound, then released). */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer()
-    srv.once('error', reject)
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as net.AddressInfo
-      srv.close(() => resolve(port))
-    })
-  })
 }

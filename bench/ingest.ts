@@ -24,7 +24,7 @@ import { buildApp } from '../app.ts'
 import { loadConfig } from '../config.ts'
 import { bootstrap } from '../core/admin.ts'
 import type { IngestResult } from './client.ts'
-import { Client, loadAverage, median } from './client-process.ts'
+import { Client, loadAverage, median, numericOption } from './client-process.ts'
 
 const USAGE = `Usage: npm run bench:ingest -- [options]
 
@@ -55,14 +55,7 @@ if (args.help) {
   process.stdout.write(USAGE)
   process.exit(0)
 }
-function num(name: string, value: string | undefined, min: number, max: number): number {
-  const n = Number(value)
-  if (!Number.isInteger(n) || n < min || n > max) {
-    process.stderr.write(`--${name} must be an integer from ${min} to ${max} (got ${JSON.stringify(value)}).\n\n${USAGE}`)
-    process.exit(2)
-  }
-  return n
-}
+const num = numericOption(USAGE, { integer: true })
 const eventCount = num('events', args.events, 1000, 10_000_000)
 const clients = num('clients', args.clients, 1, 64)
 const users = num('users', args.users, 1, 10_000_000)

@@ -26,7 +26,7 @@ import { bootstrap, createKey } from '../core/admin.ts'
 import { localDate } from '../core/time.ts'
 import { cpuSnapshot, cpuUsed, type CpuUsed } from './cpu.ts'
 import type { IngestResult, LatencyResult } from './client.ts'
-import { Client } from './client-process.ts'
+import { Client, numericOption } from './client-process.ts'
 import {
   buildRollup, createIndexes, dropSecondaryIndexes, indexDefinitions, loadEvents, loadOpportunities,
   opportunityCountMismatches, rollupSteps, verifyRollupsByIngestion, type Dataset,
@@ -84,14 +84,7 @@ if (args.help) {
   process.exit(0)
 }
 
-function num(name: string, value: string | undefined, min: number, max: number): number {
-  const n = Number(value)
-  if (!Number.isFinite(n) || n < min || n > max) {
-    process.stderr.write(`--${name} must be a number from ${min} to ${max} (got ${JSON.stringify(value)}).\n\n${USAGE}`)
-    process.exit(2)
-  }
-  return n
-}
+const num = numericOption(USAGE)
 
 const scaleList = (args.scale ?? (args.scales === undefined ? process.env.BENCH_SCALE : undefined)) !== undefined
   ? [args.scale ?? process.env.BENCH_SCALE!]
