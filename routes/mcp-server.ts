@@ -22,10 +22,11 @@ import {
 } from '@modelcontextprotocol/server'
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/server/validators/ajv'
 import type { Principal } from '../core/access.ts'
-import { errorResponse } from '../core/errors.ts'
 import { growthSkillMarkdown, skillMarkdown } from '../docs/agent-docs.ts'
+import { toolCallResult } from './mcp-fast.ts'
 
-const VERSION = '0.1.0'
+/** Who we are (the SDK's `serverInfo`). */
+const SERVER_INFO = { name: 'growthdesk', version: '0.1.0' }
 /** Caching hints of the 2026-07-28 revision. The tool list depends on the workspace's disabled
  * tools, so it is private and short; documents and prompts are the same for every caller. */
 const CACHE_HINTS: Partial<Record<'tools/list' | 'resources/list' | 'resources/templates/list' | 'prompts/list', CacheHint>> = {
@@ -115,24 +116,13 @@ export function createMcpServer(app: FastifyInstance, options: { publicUrl: stri
   }
 
   const callTool = async (req: { params: { name: string; arguments?: Record<string, unknown> } }, ctx: ServerContext): Promise<CallToolResult> => {
-    const { principal, projectRef, log } = callerOf(ctx)
+    const caller = callerOf(ctx)
     const { name, arguments: args } = req.params
     // An unknown (or disabled) tool is a protocol error in MCP, not a failed call.
-    const op = await app.registry.toolFor(principal, name).catch(() => {
+    const op = await app.registry.toolFor(caller.principal, name).catch(() => {
       throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${name}`)
     })
-    try {
-      const result = await app.registry.invoke(op, args ?? {}, { principal, projectRef, surface: 'mcp', log })
-      // The text is what the output schema writes, byte for byte what POST /v1/tools/:name returns.
-      const text = app.registry.serialize(op, result)
-      return { content: [{ type: 'text', text }], structuredContent: JSON.parse(text) }
-    } catch (err) {
-      const { body, internal } = errorResponse(err)
-      if (internal) log.error({ err }, 'tool call failed')
-      // The REST error object as text. No structuredContent: it would have to match the
-      // tool's outputSchema, and the 2025 SDK client validates it even on errors.
-      return { isError: true, content: [{ type: 'text', text: JSON.stringify(body) }] }
-    }
+    return toolCallResult(app, caller, op, args)
   }
 
   const listResources = async () => resourceList
@@ -153,7 +143,7 @@ export function createMcpServer(app: FastifyInstance, options: { publicUrl: stri
 
   /** One Server per request and era (the SDK binds an instance to one exchange). */
   function newServer(): Server {
-    const server = new ExchangeServer({ name: 'growthdesk', version: VERSION }, {
+    const server = new ExchangeServer(SERVER_INFO, {
       capabilities: { tools: { listChanged: false }, resources: {}, prompts: {} },
       instructions,
       jsonSchemaValidator: validator,
