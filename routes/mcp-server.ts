@@ -4,7 +4,8 @@
 // (`createMcpHandler`) and the 2025 stateless idiom, chosen by the route's certain era
 // (routes/mcp-era.ts) or else by the SDK's own era classifier; both call the factory below for
 // every request, which only wires prebuilt handlers into a fresh low-level Server: the tool
-// list, documents, validator and handlers are all built once.
+// list, documents, validator and handlers are all built once. Ordinary tools/call requests are
+// answered by the fast lane beside it (routes/mcp-fast.ts), held byte-identical to this server.
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
 import {
   createMcpHandler,
@@ -12,7 +13,9 @@ import {
   ProtocolError,
   ProtocolErrorCode,
   ResourceNotFoundError,
+  SERVER_INFO_META_KEY,
   Server,
+  SUPPORTED_PROTOCOL_VERSIONS,
   type AuthInfo,
   type CacheHint,
   type CallToolResult,
@@ -23,9 +26,9 @@ import {
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/server/validators/ajv'
 import type { Principal } from '../core/access.ts'
 import { growthSkillMarkdown, skillMarkdown } from '../docs/agent-docs.ts'
-import { toolCallResult } from './mcp-fast.ts'
+import { createFastLane, toolCallResult, type FastLane } from './mcp-fast.ts'
 
-/** Who we are (the SDK's `serverInfo`). */
+/** Who we are: the SDK's `serverInfo`, and what the fast lane stamps where the SDK would. */
 const SERVER_INFO = { name: 'growthdesk', version: '0.1.0' }
 /** Caching hints of the 2026-07-28 revision. The tool list depends on the workspace's disabled
  * tools, so it is private and short; documents and prompts are the same for every caller. */
@@ -74,6 +77,9 @@ export interface McpServer {
   /** Answers one MCP request: `parsed` is its JSON body, or undefined when the body did not parse;
    * `era`, when given, is certain (routes/mcp-era.ts), and the SDK's classifier is not consulted. */
   respond(request: Request, authInfo: AuthInfo, parsed: { message: unknown } | undefined, era?: 'legacy' | 'modern'): Promise<Response>
+  /** The fast lane for an ordinary tools/call (routes/mcp-fast.ts): the response body, or
+   * undefined when `respond` must answer. */
+  fastToolCall: FastLane
   close(): Promise<void>
 }
 
@@ -182,7 +188,10 @@ export function createMcpServer(app: FastifyInstance, options: { publicUrl: stri
     }
   }
 
+  const fastToolCall = createFastLane(app, { legacyVersions: SUPPORTED_PROTOCOL_VERSIONS, serverInfoKey: SERVER_INFO_META_KEY, serverInfo: SERVER_INFO })
+
   return {
+    fastToolCall,
     // Unless the era is certain, the SDK's own classification decides it (isLegacyRequest runs
     // exactly the code createMcpHandler runs): no envelope claim, or a body that does not parse,
     // is 2025 traffic.
