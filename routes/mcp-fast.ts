@@ -12,11 +12,18 @@
 //
 // Deliberately free of SDK imports: the route reads `mcpPaths` at start, and the SDK loads on
 // the first MCP request (routes/mcp-server.ts builds the lane then, with the SDK's constants).
-import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { FastifyBaseLogger, FastifyInstance, FastifyRequest } from 'fastify'
+import type { Principal } from '../core/access.ts'
 import type { Operation } from '../core/operations.ts'
 import { errorResponse } from '../core/errors.ts'
-import type { Caller } from './mcp-server.ts'
 import { PROTOCOL_VERSION_META_KEY } from './mcp-era.ts'
+
+/** What the Fastify route knows about the caller (the SDK's handlers get it as `authInfo.extra`). */
+export interface Caller {
+  principal: Principal
+  projectRef: string | undefined
+  log: FastifyBaseLogger
+}
 
 /** Which path answered `/mcp` requests, and a switch that sends all of them to the SDK.
  * For tests only (test/mcp/fast-lane.test.ts compares the two paths); never set in production. */

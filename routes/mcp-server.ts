@@ -6,7 +6,7 @@
 // every request, which only wires prebuilt handlers into a fresh low-level Server: the tool
 // list, documents, validator and handlers are all built once. Ordinary tools/call requests are
 // answered by the fast lane beside it (routes/mcp-fast.ts), held byte-identical to this server.
-import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
+import type { FastifyInstance } from 'fastify'
 import {
   createMcpHandler,
   isLegacyRequest,
@@ -24,9 +24,8 @@ import {
   WebStandardStreamableHTTPServerTransport,
 } from '@modelcontextprotocol/server'
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/server/validators/ajv'
-import type { Principal } from '../core/access.ts'
 import { growthSkillMarkdown, skillMarkdown } from '../docs/agent-docs.ts'
-import { createFastLane, toolCallResult, type FastLane } from './mcp-fast.ts'
+import { createFastLane, toolCallResult, type Caller, type FastLane } from './mcp-fast.ts'
 
 /** Who we are: the SDK's `serverInfo`, and what the fast lane stamps where the SDK would. */
 const SERVER_INFO = { name: 'growthdesk', version: '0.1.0' }
@@ -37,13 +36,6 @@ const CACHE_HINTS: Partial<Record<'tools/list' | 'resources/list' | 'resources/t
   'resources/list': { ttlMs: 300_000, cacheScope: 'public' },
   'resources/templates/list': { ttlMs: 300_000, cacheScope: 'public' },
   'prompts/list': { ttlMs: 300_000, cacheScope: 'public' },
-}
-
-/** What the Fastify route knows about the caller, handed to the handlers as `authInfo.extra`. */
-export interface Caller {
-  principal: Principal
-  projectRef: string | undefined
-  log: FastifyBaseLogger
 }
 
 function callerOf(ctx: ServerContext): Caller {

@@ -10,9 +10,9 @@ import type { AuthInfo } from '@modelcontextprotocol/server'
 import { appError, errorBody } from '../core/errors.ts'
 import { MAX_JSON_DEPTH, nestsDeeperThan } from '../core/validation.ts'
 import { mcpAllowedHosts, mcpAllowedOrigins } from '../core/origins.ts'
-import type { Caller, McpServer } from './mcp-server.ts'
+import type { McpServer } from './mcp-server.ts'
 import { certainEra } from './mcp-era.ts'
-import { mcpPaths } from './mcp-fast.ts'
+import { mcpPaths, type Caller } from './mcp-fast.ts'
 
 /** We always answer with JSON; clients that accept only JSON are served too. */
 const ACCEPT = 'application/json, text/event-stream'
