@@ -4,15 +4,18 @@
 // (`createMcpHandler`) and the 2025 stateless idiom, chosen by the route's certain era
 // (routes/mcp-era.ts) or else by the SDK's own era classifier; both call the factory below for
 // every request, which only wires prebuilt handlers into a fresh low-level Server: the tool
-// list, documents, validator and handlers are all built once.
-import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
+// list, documents, validator and handlers are all built once. Ordinary tools/call requests are
+// answered by the fast lane beside it (routes/mcp-fast.ts), held byte-identical to this server.
+import type { FastifyInstance } from 'fastify'
 import {
   createMcpHandler,
   isLegacyRequest,
   ProtocolError,
   ProtocolErrorCode,
   ResourceNotFoundError,
+  SERVER_INFO_META_KEY,
   Server,
+  SUPPORTED_PROTOCOL_VERSIONS,
   type AuthInfo,
   type CacheHint,
   type CallToolResult,
@@ -21,11 +24,11 @@ import {
   WebStandardStreamableHTTPServerTransport,
 } from '@modelcontextprotocol/server'
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/server/validators/ajv'
-import type { Principal } from '../core/access.ts'
-import { errorResponse } from '../core/errors.ts'
 import { growthSkillMarkdown, skillMarkdown } from '../docs/agent-docs.ts'
+import { createFastLane, toolCallResult, type Caller, type FastLane } from './mcp-fast.ts'
 
-const VERSION = '0.1.0'
+/** Who we are: the SDK's `serverInfo`, and what the fast lane stamps where the SDK would. */
+const SERVER_INFO = { name: 'growthdesk', version: '0.1.0' }
 /** Caching hints of the 2026-07-28 revision. The tool list depends on the workspace's disabled
  * tools, so it is private and short; documents and prompts are the same for every caller. */
 const CACHE_HINTS: Partial<Record<'tools/list' | 'resources/list' | 'resources/templates/list' | 'prompts/list', CacheHint>> = {
@@ -33,13 +36,6 @@ const CACHE_HINTS: Partial<Record<'tools/list' | 'resources/list' | 'resources/t
   'resources/list': { ttlMs: 300_000, cacheScope: 'public' },
   'resources/templates/list': { ttlMs: 300_000, cacheScope: 'public' },
   'prompts/list': { ttlMs: 300_000, cacheScope: 'public' },
-}
-
-/** What the Fastify route knows about the caller, handed to the handlers as `authInfo.extra`. */
-export interface Caller {
-  principal: Principal
-  projectRef: string | undefined
-  log: FastifyBaseLogger
 }
 
 function callerOf(ctx: ServerContext): Caller {
@@ -73,6 +69,9 @@ export interface McpServer {
   /** Answers one MCP request: `parsed` is its JSON body, or undefined when the body did not parse;
    * `era`, when given, is certain (routes/mcp-era.ts), and the SDK's classifier is not consulted. */
   respond(request: Request, authInfo: AuthInfo, parsed: { message: unknown } | undefined, era?: 'legacy' | 'modern'): Promise<Response>
+  /** The fast lane for an ordinary tools/call (routes/mcp-fast.ts): the response body, or
+   * undefined when `respond` must answer. */
+  fastToolCall: FastLane
   close(): Promise<void>
 }
 
@@ -115,24 +114,13 @@ export function createMcpServer(app: FastifyInstance, options: { publicUrl: stri
   }
 
   const callTool = async (req: { params: { name: string; arguments?: Record<string, unknown> } }, ctx: ServerContext): Promise<CallToolResult> => {
-    const { principal, projectRef, log } = callerOf(ctx)
+    const caller = callerOf(ctx)
     const { name, arguments: args } = req.params
     // An unknown (or disabled) tool is a protocol error in MCP, not a failed call.
-    const op = await app.registry.toolFor(principal, name).catch(() => {
+    const op = await app.registry.toolFor(caller.principal, name).catch(() => {
       throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${name}`)
     })
-    try {
-      const result = await app.registry.invoke(op, args ?? {}, { principal, projectRef, surface: 'mcp', log })
-      // The text is what the output schema writes, byte for byte what POST /v1/tools/:name returns.
-      const text = app.registry.serialize(op, result)
-      return { content: [{ type: 'text', text }], structuredContent: JSON.parse(text) }
-    } catch (err) {
-      const { body, internal } = errorResponse(err)
-      if (internal) log.error({ err }, 'tool call failed')
-      // The REST error object as text. No structuredContent: it would have to match the
-      // tool's outputSchema, and the 2025 SDK client validates it even on errors.
-      return { isError: true, content: [{ type: 'text', text: JSON.stringify(body) }] }
-    }
+    return toolCallResult(app, caller, op, args)
   }
 
   const listResources = async () => resourceList
@@ -153,7 +141,7 @@ export function createMcpServer(app: FastifyInstance, options: { publicUrl: stri
 
   /** One Server per request and era (the SDK binds an instance to one exchange). */
   function newServer(): Server {
-    const server = new ExchangeServer({ name: 'growthdesk', version: VERSION }, {
+    const server = new ExchangeServer(SERVER_INFO, {
       capabilities: { tools: { listChanged: false }, resources: {}, prompts: {} },
       instructions,
       jsonSchemaValidator: validator,
@@ -192,7 +180,10 @@ export function createMcpServer(app: FastifyInstance, options: { publicUrl: stri
     }
   }
 
+  const fastToolCall = createFastLane(app, { legacyVersions: SUPPORTED_PROTOCOL_VERSIONS, serverInfoKey: SERVER_INFO_META_KEY, serverInfo: SERVER_INFO })
+
   return {
+    fastToolCall,
     // Unless the era is certain, the SDK's own classification decides it (isLegacyRequest runs
     // exactly the code createMcpHandler runs): no envelope claim, or a body that does not parse,
     // is 2025 traffic.

@@ -3,14 +3,16 @@
 // hints) and the 2025 revisions (`initialize`, JSON responses). This plugin checks the origin,
 // the host and the key, reads the body and, where it is certain (routes/mcp-era.ts), the era;
 // the MCP server itself (routes/mcp-server.ts, the SDK) is loaded on the first request, once.
+// An ordinary tools/call of a certain era takes the fast lane (routes/mcp-fast.ts) instead.
 import { setMaxListeners } from 'node:events'
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
 import type { AuthInfo } from '@modelcontextprotocol/server'
 import { appError, errorBody } from '../core/errors.ts'
 import { MAX_JSON_DEPTH, nestsDeeperThan } from '../core/validation.ts'
 import { mcpAllowedHosts, mcpAllowedOrigins } from '../core/origins.ts'
-import type { Caller, McpServer } from './mcp-server.ts'
+import type { McpServer } from './mcp-server.ts'
 import { certainEra } from './mcp-era.ts'
+import { mcpPaths, type Caller } from './mcp-fast.ts'
 
 /** We always answer with JSON; clients that accept only JSON are served too. */
 const ACCEPT = 'application/json, text/event-stream'
@@ -100,21 +102,33 @@ const mcpRoutes: FastifyPluginAsync<{ publicUrl: string; allowedOrigins: string[
       ? 'An empty JSON-RPC batch is not a request.'
       : nestsDeeperThan(parsed.message) ? `The JSON-RPC message nests deeper than ${MAX_JSON_DEPTH} levels.` : undefined)
     if (invalid) return reply.code(400).send({ jsonrpc: '2.0', id: null, error: { code: -32600, message: invalid } })
+    const projectHeader = request.headers['x-service-project']
+    const caller: Caller = { principal: request.principal, projectRef: typeof projectHeader === 'string' ? projectHeader : undefined, log: request.log }
+    const protocolVersion = request.headers['mcp-protocol-version']
+    const era = parsed && certainEra(parsed.message, typeof protocolVersion === 'string' ? protocolVersion : undefined)
+    const mcp = await server()
+    // An ordinary tools/call of a certain era: the fast lane (routes/mcp-fast.ts), which answers
+    // as the SDK would, byte for byte, or leaves the request to it.
+    if (parsed && era && mcpPaths.fastLaneEnabled) {
+      const body = await mcp.fastToolCall(parsed.message, request.headers, caller, era)
+      if (body !== undefined) {
+        mcpPaths.fast++
+        // A Buffer, as below: Fastify would add "; charset=utf-8" to the SDK's type for a string.
+        return reply.code(200).header('content-type', 'application/json').send(Buffer.from(body))
+      }
+    }
     // The headers the SDK reads: the content type and the MCP headers.
     let key = ''
     for (const name in request.headers) {
       const value = request.headers[name]
       if (typeof value === 'string' && (name === 'content-type' || name.startsWith('mcp-'))) key += `${name}\n${value}\n`
     }
-    const projectHeader = request.headers['x-service-project']
-    const caller: Caller = { principal: request.principal, projectRef: typeof projectHeader === 'string' ? projectHeader : undefined, log: request.log }
     const authInfo: AuthInfo = { token: '', clientId: request.principal.keyId, scopes: [], extra: { caller } }
     // A parsed body travels beside the Request, which then has none: one Request serves every
     // call with the same headers (the SDK only reads it), so it is built once per header set.
     const webRequest = parsed ? cachedRequest(key) : new Request(endpoint, { method: 'POST', headers: headersOf(key), body: raw })
-    const protocolVersion = request.headers['mcp-protocol-version']
-    const era = parsed && certainEra(parsed.message, typeof protocolVersion === 'string' ? protocolVersion : undefined)
-    const response = await (await server()).respond(webRequest, authInfo, parsed, era)
+    mcpPaths.sdk++
+    const response = await mcp.respond(webRequest, authInfo, parsed, era)
     // The bytes as the SDK wrote them (no decoding to text and encoding again).
     const body = Buffer.from(await response.arrayBuffer())
     reply.code(response.status)

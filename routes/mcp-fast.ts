@@ -1,0 +1,147 @@
+// The fast lane for MCP `tools/call` (issue 14). The SDK (routes/mcp-server.ts) is the
+// implementation of record for everything on POST /mcp; this lane is an optimization beside it.
+// For an ordinary tool call — nothing in the request that the SDK could answer with anything but
+// the tool's result — it runs the tool and writes the JSON-RPC response itself, skipping the
+// per-request Web Request/Response, Server and transport, and the zod validation of the request
+// and of the result, which cost about as much as the tool call itself. Everything else returns
+// `undefined` here and the route hands the request to the SDK exactly as before: any other
+// method, notifications, batches, unusual members or `_meta` entries, header mismatches,
+// unsupported versions, unknown or disabled tools (the SDK's -32602). Its answers are held
+// byte-identical to the SDK's (status, headers, body) by test/mcp/fast-lane.test.ts, which sends
+// a corpus through both paths; a condition that cannot be shown identical belongs to the SDK.
+//
+// Deliberately free of SDK imports: the route reads `mcpPaths` at start, and the SDK loads on
+// the first MCP request (routes/mcp-server.ts builds the lane then, with the SDK's constants).
+import type { FastifyBaseLogger, FastifyInstance, FastifyRequest } from 'fastify'
+import type { Principal } from '../core/access.ts'
+import type { Operation } from '../core/operations.ts'
+import { errorResponse } from '../core/errors.ts'
+import { PROTOCOL_VERSION_META_KEY } from './mcp-era.ts'
+
+/** What the Fastify route knows about the caller (the SDK's handlers get it as `authInfo.extra`). */
+export interface Caller {
+  principal: Principal
+  projectRef: string | undefined
+  log: FastifyBaseLogger
+}
+
+/** Which path answered `/mcp` requests, and a switch that sends all of them to the SDK.
+ * For tests only (test/mcp/fast-lane.test.ts compares the two paths); never set in production. */
+export const mcpPaths = { fastLaneEnabled: true, fast: 0, sdk: 0 }
+
+/** A tools/call result: the one definition both paths send (the SDK through its encoder). */
+export type ToolCallResult =
+  | { content: [{ type: 'text'; text: string }]; structuredContent: Record<string, unknown>; isError?: undefined }
+  | { content: [{ type: 'text'; text: string }]; isError: true; structuredContent?: undefined }
+
+/** Runs a tool the caller's workspace has (`op`, from `registry.toolFor`) and makes its result. */
+export async function toolCallResult(app: FastifyInstance, caller: Caller, op: Operation, args: Record<string, unknown> | undefined): Promise<ToolCallResult> {
+  const { principal, projectRef, log } = caller
+  try {
+    const result = await app.registry.invoke(op, args ?? {}, { principal, projectRef, surface: 'mcp', log })
+    // The text is what the output schema writes, byte for byte what POST /v1/tools/:name returns.
+    const text = app.registry.serialize(op, result)
+    return { content: [{ type: 'text', text }], structuredContent: JSON.parse(text) as Record<string, unknown> }
+  } catch (err) {
+    const { body, internal } = errorResponse(err)
+    if (internal) log.error({ err }, 'tool call failed')
+    // The REST error object as text. No structuredContent: it would have to match the
+    // tool's outputSchema, and the 2025 SDK client validates it even on errors.
+    return { content: [{ type: 'text', text: JSON.stringify(body) }], isError: true }
+  }
+}
+
+/** The one revision of the modern era the lane serves (the SDK's only one today). */
+const MODERN_VERSION = '2026-07-28'
+const CLIENT_CAPABILITIES_META_KEY = 'io.modelcontextprotocol/clientCapabilities'
+const CLIENT_INFO_META_KEY = 'io.modelcontextprotocol/clientInfo'
+/** Client capabilities the lane accepts, as `{}` (roots also as `{listChanged: boolean}`): each
+ * is valid in the SDK's ClientCapabilities schema and none changes how a tool call is served. */
+const PLAIN_CAPABILITIES = new Set(['sampling', 'elicitation', 'roots'])
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value)
+}
+function onlyKeys(value: Record<string, unknown>, allowed: readonly string[]): boolean {
+  for (const key in value) if (!allowed.includes(key)) return false
+  return true
+}
+
+/** `_meta` of a 2026-07-28 call as the SDK's envelope schema certainly accepts it: the protocol
+ * version, client capabilities, and at most a plain client name and version. */
+function ordinaryEnvelope(meta: unknown): boolean {
+  if (!isPlainObject(meta) || meta[PROTOCOL_VERSION_META_KEY] !== MODERN_VERSION) return false
+  if (!onlyKeys(meta, [PROTOCOL_VERSION_META_KEY, CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY])) return false
+  const capabilities = meta[CLIENT_CAPABILITIES_META_KEY]
+  if (!isPlainObject(capabilities)) return false
+  for (const key in capabilities) {
+    const value = capabilities[key]
+    if (!PLAIN_CAPABILITIES.has(key) || !isPlainObject(value)) return false
+    const size = Object.keys(value).length
+    if (size > 0 && !(key === 'roots' && size === 1 && typeof value.listChanged === 'boolean')) return false
+  }
+  const info = meta[CLIENT_INFO_META_KEY]
+  return info === undefined || (isPlainObject(info) && onlyKeys(info, ['name', 'version']) && typeof info.name === 'string' && typeof info.version === 'string')
+}
+
+export type FastLane = (message: unknown, headers: FastifyRequest['headers'], caller: Caller, era: 'legacy' | 'modern') => Promise<string | undefined>
+
+/**
+ * The lane: the response body (sent with status 200 and `Content-Type: application/json`, as
+ * the SDK sends it), or undefined when the SDK must answer. `era` is certainEra's answer
+ * (routes/mcp-era.ts). `legacyVersions` are the MCP-Protocol-Version values the SDK's 2025
+ * transport accepts; `serverInfo` is what the SDK stamps into 2026-07-28 results' `_meta`
+ * under `serverInfoKey`.
+ */
+export function createFastLane(app: FastifyInstance, options: { legacyVersions: readonly string[]; serverInfoKey: string; serverInfo: { name: string; version: string } }): FastLane {
+  const { legacyVersions, serverInfoKey, serverInfo } = options
+  // The tools whose results are JSON objects (all of them today): the SDK adds a text block to
+  // any other structuredContent, which the lane does not reproduce. Registry names are
+  // snake_case, so an Mcp-Name equal to one is never the SDK's Base64 sentinel.
+  const toolNames = new Set(app.registry.contracts().filter((c) => (c.output_schema as { type?: unknown }).type === 'object').map((c) => c.name))
+  const modernMeta = { [serverInfoKey]: serverInfo }
+
+  return async (message, headers, caller, era) => {
+    // The SDK's media-type check passes this exact value without parsing it.
+    if (headers['content-type'] !== 'application/json') return undefined
+    if (!isPlainObject(message) || message.jsonrpc !== '2.0' || message.method !== 'tools/call') return undefined
+    if (!onlyKeys(message, ['jsonrpc', 'id', 'method', 'params'])) return undefined
+    const id = message.id
+    if (typeof id !== 'string' && !Number.isSafeInteger(id)) return undefined
+    const params = message.params
+    if (!isPlainObject(params)) return undefined
+    const { name, arguments: args } = params
+    if (typeof name !== 'string' || !toolNames.has(name)) return undefined
+    // A `__proto__` argument is dropped by the SDK's record parsing: its answer, not ours.
+    if (args !== undefined && (!isPlainObject(args) || Object.hasOwn(args, '__proto__'))) return undefined
+    const version = headers['mcp-protocol-version']
+    if (era === 'legacy') {
+      if (!onlyKeys(params, ['name', 'arguments'])) return undefined
+      if (version !== undefined && (typeof version !== 'string' || !legacyVersions.includes(version))) return undefined
+    } else {
+      if (!onlyKeys(params, ['name', 'arguments', '_meta']) || !ordinaryEnvelope(params._meta)) return undefined
+      // Exact values: the SDK trims optional whitespace and decodes sentinels; such a request is its.
+      if (version !== MODERN_VERSION || headers['mcp-method'] !== 'tools/call' || headers['mcp-name'] !== name) return undefined
+    }
+    // An unknown or disabled tool is the SDK's protocol error (-32602), answered there.
+    const op = await app.registry.toolFor(caller.principal, name).catch(() => undefined)
+    if (!op) return undefined
+    const made = await toolCallResult(app, caller, op, args as Record<string, unknown> | undefined)
+    // The members in the order the SDK's result schema writes them. Not validated again: the
+    // SDK's check of a tools/call result (its wire schema: content blocks, an optional object
+    // structuredContent, an optional boolean isError) passes this shape by construction.
+    // structuredContent is not checked against the tool's outputSchema by the low-level Server
+    // either (only the SDK's McpServer does that) and needs no check: it is the output schema's
+    // own serialization of the result (registry.serialize writes only what the schema declares;
+    // tests build the app with checkOutputs, which fails any handler result outside it).
+    const result: Record<string, unknown> = made.isError
+      ? { content: made.content, isError: true }
+      : { content: made.content, structuredContent: made.structuredContent }
+    // 2026-07-28: the SDK's encode contract stamps the result type and the server's identity.
+    if (era === 'modern') {
+      result.resultType = 'complete'
+      result._meta = modernMeta
+    }
+    return JSON.stringify({ result, jsonrpc: '2.0', id })
+  }
+}
