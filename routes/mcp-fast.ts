@@ -34,21 +34,44 @@ export type ToolCallResult =
   | { content: [{ type: 'text'; text: string }]; structuredContent: Record<string, unknown>; isError?: undefined }
   | { content: [{ type: 'text'; text: string }]; isError: true; structuredContent?: undefined }
 
-/** Runs a tool the caller's workspace has (`op`, from `registry.toolFor`) and makes its result. */
-export async function toolCallResult(app: FastifyInstance, caller: Caller, op: Operation, args: Record<string, unknown> | undefined): Promise<ToolCallResult> {
+/** What a tool call comes to: its result as the output schema writes it, or the REST error object's JSON. */
+type ToolCallOutcome = { ok: true; text: string } | { ok: false; text: string }
+
+async function toolCallOutcome(app: FastifyInstance, caller: Caller, op: Operation, args: Record<string, unknown> | undefined): Promise<ToolCallOutcome> {
   const { principal, projectRef, log } = caller
   try {
     const result = await app.registry.invoke(op, args ?? {}, { principal, projectRef, surface: 'mcp', log })
     // The text is what the output schema writes, byte for byte what POST /v1/tools/:name returns.
-    const text = app.registry.serialize(op, result)
-    return { content: [{ type: 'text', text }], structuredContent: JSON.parse(text) as Record<string, unknown> }
+    return { ok: true, text: app.registry.serialize(op, result) }
   } catch (err) {
     const { body, internal } = errorResponse(err)
     if (internal) log.error({ err }, 'tool call failed')
+    return { ok: false, text: JSON.stringify(body) }
+  }
+}
+
+/** Runs a tool the caller's workspace has (`op`, from `registry.toolFor`) and makes its result. */
+export async function toolCallResult(app: FastifyInstance, caller: Caller, op: Operation, args: Record<string, unknown> | undefined): Promise<ToolCallResult> {
+  const { ok, text } = await toolCallOutcome(app, caller, op, args)
+  return ok
+    ? { content: [{ type: 'text', text }], structuredContent: JSON.parse(text) as Record<string, unknown> }
     // The REST error object as text. No structuredContent: it would have to match the
     // tool's outputSchema, and the 2025 SDK client validates it even on errors.
-    return { content: [{ type: 'text', text: JSON.stringify(body) }], isError: true }
-  }
+    : { content: [{ type: 'text', text }], isError: true }
+}
+
+/**
+ * The same result as JSON text, written without parsing the tool's text again: its
+ * structuredContent is the text itself. That is what `JSON.stringify(toolCallResult(…))` writes,
+ * because the registry's serializers (fast-json-stringify) write what JSON.stringify writes for
+ * the same value — members in order, numbers and strings escaped alike (a string with anything
+ * to escape goes through JSON.stringify itself) — so JSON.stringify(JSON.parse(text)) is text;
+ * test/mcp/fast-lane.test.ts and the fuzz suite compare the bytes with the SDK's.
+ */
+async function toolCallResultJson(app: FastifyInstance, caller: Caller, op: Operation, args: Record<string, unknown> | undefined, extra: string): Promise<string> {
+  const { ok, text } = await toolCallOutcome(app, caller, op, args)
+  const content = `{"content":[{"type":"text","text":${JSON.stringify(text)}}]`
+  return ok ? `${content},"structuredContent":${text}${extra}}` : `${content},"isError":true${extra}}`
 }
 
 /** The one revision of the modern era the lane serves (the SDK's only one today). */
@@ -99,7 +122,7 @@ export function createFastLane(app: FastifyInstance, options: { legacyVersions: 
   // any other structuredContent, which the lane does not reproduce. Registry names are
   // snake_case, so an Mcp-Name equal to one is never the SDK's Base64 sentinel.
   const toolNames = new Set(app.registry.contracts().filter((c) => (c.output_schema as { type?: unknown }).type === 'object').map((c) => c.name))
-  const modernMeta = { [serverInfoKey]: serverInfo }
+  const modernExtra = `,"resultType":"complete","_meta":${JSON.stringify({ [serverInfoKey]: serverInfo })}`
 
   return async (message, headers, caller, era) => {
     // The SDK's media-type check passes this exact value without parsing it.
@@ -126,7 +149,6 @@ export function createFastLane(app: FastifyInstance, options: { legacyVersions: 
     // An unknown or disabled tool is the SDK's protocol error (-32602), answered there.
     const op = await app.registry.toolFor(caller.principal, name).catch(() => undefined)
     if (!op) return undefined
-    const made = await toolCallResult(app, caller, op, args as Record<string, unknown> | undefined)
     // The members in the order the SDK's result schema writes them. Not validated again: the
     // SDK's check of a tools/call result (its wire schema: content blocks, an optional object
     // structuredContent, an optional boolean isError) passes this shape by construction.
@@ -134,14 +156,8 @@ export function createFastLane(app: FastifyInstance, options: { legacyVersions: 
     // either (only the SDK's McpServer does that) and needs no check: it is the output schema's
     // own serialization of the result (registry.serialize writes only what the schema declares;
     // tests build the app with checkOutputs, which fails any handler result outside it).
-    const result: Record<string, unknown> = made.isError
-      ? { content: made.content, isError: true }
-      : { content: made.content, structuredContent: made.structuredContent }
     // 2026-07-28: the SDK's encode contract stamps the result type and the server's identity.
-    if (era === 'modern') {
-      result.resultType = 'complete'
-      result._meta = modernMeta
-    }
-    return JSON.stringify({ result, jsonrpc: '2.0', id })
+    const result = await toolCallResultJson(app, caller, op, args as Record<string, unknown> | undefined, era === 'modern' ? modernExtra : '')
+    return `{"result":${result},"jsonrpc":"2.0","id":${JSON.stringify(id)}}`
   }
 }

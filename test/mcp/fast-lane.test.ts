@@ -19,6 +19,19 @@ await ingestEvents(app, ws.keys.ingest, [
 const project = ws.project.slug
 const host = new URL(PUBLIC_URL).host
 
+// Stored text that every escape of JSON meets on its way back out: the lane writes a result's
+// serialized text as its structuredContent as it is, and the SDK parses and writes it again.
+const tricky = 'quote " backslash \\ slash / tab \t newline \n cr \r bell \u0007 del \u007f ls \u2028 ps \u2029 é ✓ 😀 <script>&amp;'
+for (const [name, payload] of [
+  ['submit_opportunity', { project, contribution_type: 'tricky', key_information: tricky, reason: tricky, suggested_action: '\u001f' }],
+  ['add_memory', { project, content: tricky }],
+  ['update_project', { project, description: tricky, goals: [tricky, 'x'] }],
+] as const) {
+  const res = await app.inject({ method: 'POST', url: `/v1/tools/${name}`, headers: bearer(ws.keys.service), payload })
+  if (res.statusCode !== 200) throw new Error(`${name}: ${res.statusCode} ${res.body}`)
+}
+await ingestEvents(app, ws.keys.ingest, [['tricky "event" \\ 😀', 'u"1\u2028', '2025-06-09T11:00:00Z']])
+
 const META = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} }
 type Era = 'legacy' | 'modern'
 interface Case {
@@ -58,6 +71,9 @@ for (const era of ['legacy', 'modern'] as const) {
   fast('get_event_stream', call(era, 'get_event_stream', { project, limit: 5 }))
   fast('list_opportunities', call(era, 'list_opportunities', { project }))
   fast('list_memories', call(era, 'list_memories', { project }))
+  fast('list_opportunities, tricky text', call(era, 'list_opportunities', { project, type: 'tricky' }))
+  fast('search_signals, tricky text', call(era, 'search_signals', { project, query: 'quote backslash' }))
+  fast('get_daily_event_summary, tricky event', call(era, 'get_daily_event_summary', { project }))
   fast('search_signals, non-ASCII', call(era, 'search_signals', { project, query: 'é ✓ \u2028 😀' }))
   fast('update_project', call(era, 'update_project', { project, stage: 'beta' }))
   fast('viewer: get_project', call(era, 'get_project', { project }), viewer.keys.service)
@@ -192,6 +208,12 @@ t.test('the corpus holds successes and tool errors of both eras', async (t) => {
   for (const era of ['legacy', 'modern'] as const) {
     t.equal(await isError({ label: '', ...call(era, 'get_daily_ops', { project, window: '30d' }), path: 'fast' }), undefined, `${era}: a success`)
     t.equal(await isError({ label: '', ...call(era, 'get_daily_ops', { project: 'nope' }), path: 'fast' }), true, `${era}: a tool error`)
+    // The tricky text comes back in successful results (escaped in the text, as is in structuredContent).
+    for (const [name, args] of [['list_opportunities', { project, type: 'tricky' }], ['list_memories', { project }], ['get_project', { project }]] as const) {
+      const reply = JSON.parse((await send({ label: '', ...call(era, name, args), path: 'fast' })).bytes.toString()) as { result: { isError?: boolean; structuredContent: unknown } }
+      t.equal(reply.result.isError, undefined, `${era}: ${name} succeeds`)
+      t.ok(JSON.stringify(reply.result.structuredContent).includes(JSON.stringify(tricky).slice(1, -1)), `${era}: ${name} returns the tricky text`)
+    }
   }
 })
 
