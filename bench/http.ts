@@ -501,7 +501,9 @@ async function main() {
       const mem = () => process.memoryUsage()
       log()
       const start = mem()
-      log(`soak: ${soak} s of MCP tools/call at ${connections} connections — RSS at start ${mb(start.rss)} (heap used ${mb(start.heapUsed)})`)
+      // Where the memory is: V8's heap (used, and reserved), and memory outside it (Buffers).
+      const parts = (m: NodeJS.MemoryUsage) => `heap used ${mb(m.heapUsed)} of ${mb(m.heapTotal)}, external ${mb(m.external)}`
+      log(`soak: ${soak} s of MCP tools/call at ${connections} connections — RSS at start ${mb(start.rss)} (${parts(start)})`)
       let left = soak
       let total = 0
       let bad = 0
@@ -513,10 +515,13 @@ async function main() {
         total += r.total
         bad += r.non2xx + r.errors
         left -= d
-        if (slice % 6 === 0) log(`  after ${soak - left} s: RSS ${mb(mem().rss)}`)
+        if (slice % 6 === 0) {
+          const m = mem()
+          log(`  after ${soak - left} s: RSS ${mb(m.rss)} (${parts(m)})`)
+        }
       }
       const end = mem()
-      log(`soak: ${total} requests (${fmt(total / soak, 0)} req/s), non-2xx or errors ${bad} — RSS at end ${mb(end.rss)} (heap used ${mb(end.heapUsed)}), change ${((end.rss / start.rss - 1) * 100).toFixed(1)} %`)
+      log(`soak: ${total} requests (${fmt(total / soak, 0)} req/s), non-2xx or errors ${bad} — RSS at end ${mb(end.rss)} (${parts(end)}), change ${((end.rss / start.rss - 1) * 100).toFixed(1)} %`)
       if (bad > 0) failed = true
     }
     // autocannon stops with requests still in flight, and their handlers run on. Let them finish
