@@ -91,10 +91,11 @@ export default async function consolePlugin(app: FastifyInstance, options: Conso
         : status === 403 && error.code?.startsWith('FST_CSRF')
           ? 'The form expired or did not come from this site. Go back, reload the page and try again.'
           : status >= 500
-            ? 'Something went wrong on our side; it has been logged.'
+            ? 'Something went wrong on our side; it has been logged. Try again in a moment.'
             : error.message
+    const heading = status === 429 ? 'Slow down' : status === 404 ? 'Page not found' : status >= 500 ? 'Something went wrong' : 'Something is not right'
     reply.code(status)
-    return reply.page('error', { title: 'Error', heading: status === 429 ? 'Slow down' : 'Something is not right', message })
+    return reply.page('error', { title: status >= 500 ? 'Error' : heading, heading, message, status })
   })
 
   // A path value no record can have (a NUL, broken Unicode) names nothing: a 404 page before any
@@ -107,5 +108,23 @@ export default async function consolePlugin(app: FastifyInstance, options: Conso
 
   await app.register(consoleAssets)
   await app.register(consolePages, { publicUrl: options.publicUrl })
+  // Unknown console addresses get a page in the console's look (the root handler answers JSON
+  // for every other path). A 404 handler can only be set per prefix, hence the scope.
+  await app.register(async (scope) => {
+    scope.setNotFoundHandler(async (request, reply) => {
+      const path = request.url.split('?')[0]!
+      const allowed = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'].filter((method) => scope.findRoute({ method: method as 'GET', url: path }))
+      // Signed in or not, the page shows the navigation a signed-in user expects.
+      const userId = request.session.get('userId')
+      const user = userId ? await app.repos.users.find(userId) : undefined
+      if (user) request.consoleUser = user
+      if (allowed.length > 0) {
+        reply.header('allow', allowed.join(', ')).code(405)
+        return reply.page('error', { title: 'Not allowed', heading: 'Not allowed', status: 405, message: `This address takes ${allowed.join(' or ')}, not ${request.method}.` })
+      }
+      reply.code(404)
+      return reply.page('error', { title: 'Page not found', heading: 'Page not found', status: 404, message: 'There is nothing at this address. It may have moved, or the link may be mistyped.' })
+    })
+  }, { prefix: '/console' })
   await app.register(authorizeRoutes, { publicUrl: options.publicUrl, clientMetadataPrivateNetwork: options.clientMetadataPrivateNetwork })
 }

@@ -17,6 +17,8 @@ import { listWorkspaceTools, setToolEnabled } from '../../tools/workspace-tools.
 import createKey from '../../tools/create-key.ts'
 import revokeKey from '../../tools/revoke-key.ts'
 import type { Operation } from '../../core/operations.ts'
+import { appError } from '../../core/errors.ts'
+import { displayKey } from '../../db/keys.ts'
 import type { Static } from '@sinclair/typebox'
 
 type Form = Record<string, string | undefined>
@@ -29,6 +31,12 @@ type Form = Record<string, string | undefined>
 export function safeNext(next: string | undefined, fallback = '/console'): string {
   return next && /^\/(console|oauth)(\/|\?|$)[\x21-\x7e]*$/.test(next) && !next.startsWith('//') ? next : fallback
 }
+
+/** The pages where keys are made, each with the page that shows a new key once. */
+const keyPages = {
+  keys: { list: '/console/keys', listTitle: 'Keys', shown: '/console/keys/new' },
+  mcp: { list: '/console/profile/mcp-access', listTitle: 'MCP Access', shown: '/console/profile/mcp-access/new' },
+} as const
 
 const consolePages: FastifyPluginAsync<{ publicUrl: string }> = async (app) => {
   function run<O extends Operation>(request: FastifyRequest, op: O, args: unknown, project?: string): Promise<Static<O['output']>> {
@@ -100,9 +108,31 @@ const consolePages: FastifyPluginAsync<{ publicUrl: string }> = async (app) => {
       }))
     }
 
-    async function mcpAccess(request: FastifyRequest, reply: FastifyReply, newKey?: string) {
+    async function mcpAccess(request: FastifyRequest, reply: FastifyReply) {
       const keys = keyRows(await app.repos.apiKeys.listForUser(request.consoleUser.id, ['mcp']))
-      return reply.page('mcp-access', { title: 'MCP Access', keys, newKey })
+      return reply.page('mcp-access', { title: 'MCP Access', keys })
+    }
+
+    /**
+     * Post/Redirect/Get for a new key: the secret waits in the session (server side, never in a
+     * URL) until the page that shows it is opened once; a reload of that page creates nothing.
+     */
+    function showKeyOnce(request: FastifyRequest, reply: FastifyReply, page: keyof typeof keyPages, key: string, name: string) {
+      request.session.set('newKey', { page, key, name })
+      return reply.redirect(keyPages[page].shown, 303)
+    }
+
+    for (const [page, where] of Object.entries(keyPages) as [keyof typeof keyPages, (typeof keyPages)[keyof typeof keyPages]][]) {
+      app.get(where.shown, async (request, reply) => {
+        const slot = request.session.get('newKey')
+        const fresh = slot?.page === page ? slot : undefined
+        if (fresh) request.session.set('newKey', undefined)
+        return reply.page('new-key', {
+          title: fresh ? 'Your new key' : 'Key already shown',
+          where,
+          newKey: fresh ? { key: fresh.key, name: fresh.name, display: displayKey(fresh.key) } : null,
+        })
+      })
     }
 
     app.get('/console/profile/mcp-access', (request, reply) => mcpAccess(request, reply))
@@ -110,11 +140,10 @@ const consolePages: FastifyPluginAsync<{ publicUrl: string }> = async (app) => {
     app.post('/console/profile/mcp-access', form, async (request, reply) => {
       const name = ((request.body as Form).name ?? '').trim().slice(0, 100)
       const { key } = await run(request, createKey, { kind: 'mcp', name })
-      // Rendered in this response only (never stored, never in a URL): a reload shows it no more.
-      return mcpAccess(request, reply, key)
+      return showKeyOnce(request, reply, 'mcp', key, name)
     })
 
-    async function keysPage(request: FastifyRequest, reply: FastifyReply, newKey?: string) {
+    async function keysPage(request: FastifyRequest, reply: FastifyReply) {
       const [{ items }, rows] = await Promise.all([
         run(request, listProjects, {}),
         app.repos.apiKeys.listForUser(request.consoleUser.id, ['service', 'ingest']),
@@ -125,7 +154,6 @@ const consolePages: FastifyPluginAsync<{ publicUrl: string }> = async (app) => {
         projects: items.filter((p) => p.role !== 'viewer'),
         serviceKeys: keys.filter((k) => k.kind === 'service'),
         ingestKeys: keys.filter((k) => k.kind === 'ingest'),
-        newKey,
       })
     }
 
@@ -138,15 +166,25 @@ const consolePages: FastifyPluginAsync<{ publicUrl: string }> = async (app) => {
         flash(request, 'error', 'Choose a service or an ingest key.')
         return reply.redirect('/console/keys')
       }
+      const name = (body.name ?? '').trim().slice(0, 100)
       let key: string
       try {
-        ({ key } = await run(request, createKey, { kind, name: (body.name ?? '').trim().slice(0, 100), ...(body.project ? { project: body.project } : {}) }))
+        ({ key } = await run(request, createKey, { kind, name, ...(body.project ? { project: body.project } : {}) }))
       } catch (err) {
         if ((err as { statusCode?: number }).statusCode === undefined || (err as { statusCode: number }).statusCode >= 500) throw err
         flash(request, 'error', (err as Error).message)
         return reply.redirect('/console/keys')
       }
-      return keysPage(request, reply, key)
+      return showKeyOnce(request, reply, 'keys', key, name)
+    })
+
+    // Revoking asks first: a GET page naming the key, whose form is the only thing that revokes.
+    app.get<{ Params: { id: string } }>('/console/keys/:id/revoke', async (request, reply) => {
+      const rows = await app.repos.apiKeys.listForUser(request.consoleUser.id, ['mcp', 'service', 'ingest'])
+      const key = keyRows(rows.filter((k) => k.id === request.params.id))[0]
+      if (!key) throw appError('NotFound', 'No such key: it may belong to someone else or never have existed.')
+      const back = safeNext((request.query as Form).back, key.kind === 'mcp' ? '/console/profile/mcp-access' : '/console/keys')
+      return reply.page('revoke-key', { title: 'Revoke key', key, back })
     })
 
     app.post<{ Params: { id: string } }>('/console/keys/:id/revoke', form, async (request, reply) => {
@@ -155,7 +193,7 @@ const consolePages: FastifyPluginAsync<{ publicUrl: string }> = async (app) => {
         throw err
       })
       flash(request, done ? 'ok' : 'error', done ? 'The key is revoked; it no longer works.' : 'No such key.')
-      return reply.redirect(safeNext((request.body as Form).back, '/console/keys'))
+      return reply.redirect(safeNext((request.body as Form).back, '/console/keys'), 303)
     })
 
     app.get<{ Params: { project: string } }>('/console/projects/:project/opportunities', async (request, reply) => {

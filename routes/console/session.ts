@@ -14,6 +14,8 @@ declare module 'fastify' {
   interface Session {
     userId?: string
     flash?: { kind: 'ok' | 'error'; text: string }
+    /** A key just created, held until the page that shows it once is opened (Post/Redirect/Get). */
+    newKey?: { page: 'keys' | 'mcp'; key: string; name: string }
   }
 }
 

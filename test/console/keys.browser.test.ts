@@ -1,6 +1,7 @@
 // The console's key pages in Chromium: sign-in (wrong password, then right), Profile → MCP
-// Access (create a gdm_ key shown once, use it, see it masked, revoke it) and /console/keys
-// (service and ingest keys: create, use, revoke). Every key is checked against the real API.
+// Access (create a gdm_ key shown once after a redirect, reload, use it, see it masked with its
+// id, revoke it after a confirmation) and /console/keys (service and ingest keys: create, use,
+// revoke). Every key is checked against the real API.
 import t from 'tap'
 import type { Page } from 'playwright-core'
 import type { FastifyInstance } from 'fastify'
@@ -68,6 +69,8 @@ t.test('console keys in a browser', { skip }, async (t) => {
     await page.fill('form[action="/console/profile/mcp-access"] input[name=name]', 'Claude on the test laptop')
     const created = await clickAndWait(page, page.locator('button', { hasText: 'Create key' }))
     t.equal(created?.status(), 200)
+    t.equal(new URL(page.url()).pathname, '/console/profile/mcp-access/new', 'redirected (Post/Redirect/Get) to the page that shows it once')
+    t.equal(created?.request().redirectedFrom()?.method(), 'POST', 'from the POST that created it')
     t.match(created?.headers()['cache-control'], /no-store/, 'the page with the key is not cached')
     const key = (await page.locator('#new-key').innerText()).trim()
     t.match(key, /^gdm_[0-9A-Za-z]{38}$/, 'a full gdm_ key is shown')
@@ -85,7 +88,14 @@ t.test('console keys in a browser', { skip }, async (t) => {
     const display = `gdm_…${key.slice(-4)}`
     const stored = await waitForUse(app, ws.user.id, 'mcp', display)
 
-    // Shown again: the key is gone from the page, only name, masked form and times remain.
+    // A reload of that page shows the key no more and creates nothing.
+    const keysBefore = (await app.repos.apiKeys.listForUser(ws.user.id, ['mcp'])).length
+    const reloaded = await page.reload()
+    t.notOk((await reloaded!.text()).includes(key.slice(4, -4)), 'a reload does not show the key again')
+    t.equal(await page.locator('h1').innerText(), 'This key was already shown')
+    t.equal((await app.repos.apiKeys.listForUser(ws.user.id, ['mcp'])).length, keysBefore, 'and creates no key')
+
+    // The list: the key is not in it, only name, masked form, id and times.
     const again = await page.goto(accessUrl)
     const html = await again!.text()
     t.notOk(html.includes(key), 'the full key is nowhere in the HTML any more')
@@ -97,19 +107,31 @@ t.test('console keys in a browser', { skip }, async (t) => {
     t.equal(await row.count(), 1, 'one row for the key')
     t.equal(cells[0], 'Claude on the test laptop', 'its name')
     t.equal(cells[1], display, 'gdm_… and the last 4 characters')
-    t.match(cells[2], ISO, 'created time')
-    t.equal(cells[2], stored.createdAt.toISOString())
-    t.match(cells[3], ISO, 'last-used time')
-    t.equal(cells[3], stored.lastUsedAt!.toISOString())
+    t.match(cells[2], new RegExp(`^${stored.id}\\s+Copy$`), 'its id, with a Copy button')
+    await row.locator('td.key-id button.copy').click()
+    await page.waitForFunction(() => document.querySelector('td.key-id button.copy')?.textContent === 'Copied')
+    t.equal(await page.evaluate(() => navigator.clipboard.readText()), stored.id, 'Copy puts the id on the clipboard')
+    t.match(cells[3], ISO, 'created time')
+    t.equal(cells[3], stored.createdAt.toISOString())
+    t.match(cells[4], ISO, 'last-used time')
+    t.equal(cells[4], stored.lastUsedAt!.toISOString())
 
-    // Revoke it.
-    await clickAndWait(page, row.locator('button', { hasText: 'Revoke' }))
+    // Revoke it: the button asks first, naming the key; Cancel changes nothing.
+    await clickAndWait(page, row.locator('a', { hasText: 'Revoke' }))
+    t.equal(new URL(page.url()).pathname, `/console/keys/${stored.id}/revoke`, 'a confirmation page')
+    t.equal(await page.locator('h1').innerText(), 'Revoke “Claude on the test laptop”?')
+    t.match(await page.locator('main').innerText(), display, 'naming its display form')
+    await clickAndWait(page, page.locator('main a', { hasText: 'Cancel' }))
+    t.equal(page.url(), accessUrl, 'Cancel goes back')
+    t.equal((await app.inject({ method: 'GET', url: daily, headers: bearer(key) })).statusCode, 200, 'and the key still works')
+    await clickAndWait(page, (await rowCells(page, display)).row.locator('a', { hasText: 'Revoke' }))
+    await clickAndWait(page, page.locator('button', { hasText: 'Revoke this key' }))
     t.equal(page.url(), accessUrl, 'back on MCP Access')
     t.match(await page.locator('.flash').innerText(), /revoked/)
     const after = await rowCells(page, display)
     t.match(await after.row.getAttribute('class'), /revoked/, 'the row is marked revoked')
     t.equal(after.cells.at(-1), 'revoked')
-    t.equal(await after.row.locator('button').count(), 0, 'no Revoke button any more')
+    t.equal(await after.row.locator('a', { hasText: 'Revoke' }).count(), 0, 'no Revoke button any more')
     const refused = await app.inject({ method: 'GET', url: daily, headers: bearer(key) })
     t.equal(refused.statusCode, 401, 'the revoked key gets 401')
     t.equal((await app.inject({ method: 'GET', url: daily, headers: bearer(ws.keys.mcp) })).statusCode, 200, 'other keys still work')
@@ -124,6 +146,7 @@ t.test('console keys in a browser', { skip }, async (t) => {
     const serviceForm = page.locator('form', { has: page.locator('input[name=kind][value=service]') })
     await serviceForm.locator('input[name=name]').fill('nightly job')
     await clickAndWait(page, serviceForm.locator('button', { hasText: 'Create service key' }))
+    t.equal(new URL(page.url()).pathname, '/console/keys/new')
     const service = (await page.locator('#new-key').innerText()).trim()
     t.match(service, /^gds_[0-9A-Za-z]{38}$/, 'a gds_ key is shown')
     t.match(await page.locator('.secret').innerText(), /shown only this once/)
@@ -133,6 +156,8 @@ t.test('console keys in a browser', { skip }, async (t) => {
     t.ok(tools.json().tools.length > 0)
 
     // An ingest key for the project.
+    await clickAndWait(page, page.locator('main a', { hasText: 'Back to Keys' }))
+    t.equal(page.url(), keysUrl, 'the new-key page leads back to Keys')
     const ingestForm = page.locator('form', { has: page.locator('input[name=kind][value=ingest]') })
     await ingestForm.locator('input[name=name]').fill('web app')
     await ingestForm.locator('select[name=project]').selectOption(ws.project.id)
@@ -149,19 +174,22 @@ t.test('console keys in a browser', { skip }, async (t) => {
     t.notOk(html.includes(service) || html.includes(service.slice(4, -4)), 'the service key is not in the HTML')
     t.notOk(html.includes(ingest) || html.includes(ingest.slice(4, -4)), 'the ingest key is not in the HTML')
     const serviceRow = await rowCells(page, `gds_…${service.slice(-4)}`)
-    t.same(serviceRow.cells.slice(0, 3), ['nightly job', `gds_…${service.slice(-4)}`, 'all'])
-    t.match(serviceRow.cells[3], ISO)
+    t.same([...serviceRow.cells.slice(0, 2), serviceRow.cells[3]], ['nightly job', `gds_…${service.slice(-4)}`, 'all'])
+    t.match(serviceRow.cells[2], /^key_[0-9A-Za-z]+\s+Copy$/, 'its id')
+    t.match(serviceRow.cells[4], ISO)
     const ingestRow = await rowCells(page, `gdi_…${ingest.slice(-4)}`)
-    t.same(ingestRow.cells.slice(0, 3), ['web app', `gdi_…${ingest.slice(-4)}`, ws.project.slug], 'the ingest key names its project')
+    t.same([...ingestRow.cells.slice(0, 2), ingestRow.cells[3]], ['web app', `gdi_…${ingest.slice(-4)}`, ws.project.slug], 'the ingest key names its project')
 
     // Revoke the service key.
-    await clickAndWait(page, serviceRow.row.locator('button', { hasText: 'Revoke' }))
+    await clickAndWait(page, serviceRow.row.locator('a', { hasText: 'Revoke' }))
+    t.equal(await page.locator('h1').innerText(), 'Revoke “nightly job”?')
+    await clickAndWait(page, page.locator('button', { hasText: 'Revoke this key' }))
     t.equal(page.url(), keysUrl)
     t.match(await page.locator('.flash').innerText(), /revoked/)
     t.match(await serviceRow.row.getAttribute('class'), /revoked/)
     t.equal((await app.inject({ method: 'GET', url: '/v1/tools', headers: bearer(service) })).statusCode, 401, 'the revoked service key gets 401')
     const still = await app.inject({ method: 'POST', url: '/v1/events', headers: bearer(ingest), payload: { events: [{ event: 'daily_use', distinct_id: 'user-1' }] } })
     t.equal(still.statusCode, 200, 'the ingest key still works')
-    t.equal(await ingestRow.row.locator('button', { hasText: 'Revoke' }).count(), 1)
+    t.equal(await ingestRow.row.locator('a', { hasText: 'Revoke' }).count(), 1)
   })
 })

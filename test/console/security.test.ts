@@ -130,8 +130,8 @@ t.test('console security', async (t) => {
     t.equal((await owner.get('/console')).statusCode, 200, 'still signed in')
     // The same form with its token works: the refusals above were about the token only.
     const ok = await owner.submit('/console/profile/mcp-access', '/console/profile/mcp-access', { name: 'real' })
-    t.equal(ok.statusCode, 200)
-    t.match(ok.body, /id="new-key">gdm_/)
+    t.equal(ok.statusCode, 303)
+    t.match((await owner.get(String(ok.headers.location))).body, /id="new-key">gdm_/)
     t.equal(await mcpKeys(), count + 1)
   })
 
