@@ -21,6 +21,9 @@ import { appError } from '../../core/errors.ts'
 import { displayKey } from '../../db/keys.ts'
 import type { Static } from '@sinclair/typebox'
 
+/** How long a new key waits in the session for the page that shows it (the redirect is followed at once). */
+const NEW_KEY_SHOWN_FOR_MS = 60_000
+
 type Form = Record<string, string | undefined>
 
 /**
@@ -115,18 +118,19 @@ const consolePages: FastifyPluginAsync<{ publicUrl: string }> = async (app) => {
 
     /**
      * Post/Redirect/Get for a new key: the secret waits in the session (server side, never in a
-     * URL) until the page that shows it is opened once; a reload of that page creates nothing.
+     * URL) until the page that shows it is opened once — the browser follows the redirect at once —
+     * and for a minute at most; a reload of that page creates nothing.
      */
     function showKeyOnce(request: FastifyRequest, reply: FastifyReply, page: keyof typeof keyPages, key: string, name: string) {
-      request.session.set('newKey', { page, key, name })
+      request.session.set('newKey', { page, key, name, at: Date.now() })
       return reply.redirect(keyPages[page].shown, 303)
     }
 
     for (const [page, where] of Object.entries(keyPages) as [keyof typeof keyPages, (typeof keyPages)[keyof typeof keyPages]][]) {
       app.get(where.shown, async (request, reply) => {
         const slot = request.session.get('newKey')
-        const fresh = slot?.page === page ? slot : undefined
-        if (fresh) request.session.set('newKey', undefined)
+        const fresh = slot?.page === page && Date.now() - slot.at <= NEW_KEY_SHOWN_FOR_MS ? slot : undefined
+        if (slot?.page === page) request.session.set('newKey', undefined)
         return reply.page('new-key', {
           title: fresh ? 'Your new key' : 'Key already shown',
           where,

@@ -15,7 +15,7 @@ declare module 'fastify' {
     userId?: string
     flash?: { kind: 'ok' | 'error'; text: string }
     /** A key just created, held until the page that shows it once is opened (Post/Redirect/Get). */
-    newKey?: { page: 'keys' | 'mcp'; key: string; name: string }
+    newKey?: { page: 'keys' | 'mcp'; key: string; name: string; at: number }
   }
 }
 
