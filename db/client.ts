@@ -259,7 +259,6 @@ export async function openDatabase(config: DatabaseConfig): Promise<Database> {
       handlers.up()
       return async () => {
         await unlisten().catch(() => {})
-        handlers.down()
       }
     },
     close: once(async () => {
