@@ -12,7 +12,8 @@ export const PROTOCOL_VERSION_META_KEY = 'io.modelcontextprotocol/protocolVersio
 const FIRST_MODERN_PROTOCOL_VERSION = '2026-07-28'
 const REVISION = /^\d{4}-\d{2}-\d{2}$/
 
-function isPlainObject(value: unknown): value is Record<string, unknown> {
+/** A JSON object (not null, not an array). */
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === 'object' && !Array.isArray(value)
 }
 

@@ -16,7 +16,7 @@ import type { FastifyBaseLogger, FastifyInstance, FastifyRequest } from 'fastify
 import type { Principal } from '../core/access.ts'
 import type { Operation } from '../core/operations.ts'
 import { errorResponse } from '../core/errors.ts'
-import { PROTOCOL_VERSION_META_KEY } from './mcp-era.ts'
+import { isPlainObject, PROTOCOL_VERSION_META_KEY } from './mcp-era.ts'
 
 /** What the Fastify route knows about the caller (the SDK's handlers get it as `authInfo.extra`). */
 export interface Caller {
@@ -82,9 +82,6 @@ const CLIENT_INFO_META_KEY = 'io.modelcontextprotocol/clientInfo'
  * is valid in the SDK's ClientCapabilities schema and none changes how a tool call is served. */
 const PLAIN_CAPABILITIES = new Set(['sampling', 'elicitation', 'roots'])
 
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === 'object' && !Array.isArray(value)
-}
 function onlyKeys(value: Record<string, unknown>, allowed: readonly string[]): boolean {
   for (const key in value) if (!allowed.includes(key)) return false
   return true
