@@ -24,12 +24,10 @@ export default defineOperation({
     const now = ctx.now()
     const today = localDate(now, project.timezone)
     const days = dayRange(today, 60)
-    const [counts, [unique7, unique30], totals, lastEventAt] = await Promise.all([
-      ctx.repos.events.dailyCounts(project.id, days[0]!, today, [SIGNUP, DAILY_USE]),
-      ctx.repos.events.activeUsersSince(project.id, [addDays(today, -6), addDays(today, -29)]),
-      ctx.repos.opportunities.totals(project.id),
-      ctx.repos.events.lastEventAt(project.id),
-    ])
+    const read = await ctx.repos.events.overview(project.id, {
+      from: days[0]!, to: today, names: [SIGNUP, DAILY_USE], since7: addDays(today, -6), since30: addDays(today, -29),
+    })
+    const { counts, unique7, unique30, totals, lastEventAt } = read!
     const series = (event: string) => {
       const byDay = new Map(counts.filter((c) => c.event === event).map((c) => [c.day, c.uniqueUsers]))
       return days.map((d) => byDay.get(d) ?? 0) // oldest first, today last

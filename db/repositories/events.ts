@@ -1,7 +1,7 @@
-import { and, desc, eq, gte, lazily, lte, max, sql, PgDialect } from '../orm.ts'
+import { and, desc, eq, gte, lazily, lte, sql, PgDialect } from '../orm.ts'
 import { rowsOf, type Queryable } from '../client.ts'
 import { DAILY_USE } from '../../schemas/metrics.ts'
-import { COUNTER_SHARDS, dailyEventCounts, events, projectEventStats, projects, userActivityDays } from '../schema.ts'
+import { COUNTER_SHARDS, dailyEventCounts, events, opportunityCounts, projectEventStats, projects, userActivityDays } from '../schema.ts'
 
 export interface IncomingEvent {
   uuid: string
@@ -35,9 +35,36 @@ function preparedReads(db: Queryable) {
         )
       )
       .groupBy(dailyEventCounts.day, dailyEventCounts.event)
+  const P = sql.placeholder('projectId')
+  /** A json column, whichever way the driver hands it over (parsed or as text). */
+  const json = <T>(query: ReturnType<typeof sql>) => sql<T>`${query}`.mapWith((v: unknown) => (typeof v === 'string' ? JSON.parse(v) : v) as T)
+  /** Everything get_overview reads, in one statement: scalar subqueries over the rollups. */
+  const overview = () =>
+    db
+      .select({
+        counts: json<[string, string, number][]>(sql`(
+          select coalesce(json_agg(json_build_array(c.day, c.event, c.users)), '[]'::json)::text
+          from (select ${dailyEventCounts.day} as day, ${dailyEventCounts.event} as event, sum(${dailyEventCounts.uniqueUsers}) as users
+                from ${dailyEventCounts}
+                where ${dailyEventCounts.projectId} = ${P} and ${dailyEventCounts.day} >= ${sql.placeholder('from')}
+                  and ${dailyEventCounts.day} <= ${sql.placeholder('to')} and ${dailyEventCounts.event} = any(${sql.placeholder('names')}::text[])
+                group by 1, 2) c)`),
+        unique7: sql`(select coalesce(sum(${userActivityDays.users}), 0) from ${userActivityDays}
+          where ${userActivityDays.projectId} = ${P} and ${userActivityDays.day} >= ${sql.placeholder('since7')})`.mapWith(Number),
+        unique30: sql`(select coalesce(sum(${userActivityDays.users}), 0) from ${userActivityDays}
+          where ${userActivityDays.projectId} = ${P} and ${userActivityDays.day} >= ${sql.placeholder('since30')})`.mapWith(Number),
+        totals: json<[string, string, number][]>(sql`(
+          select coalesce(json_agg(json_build_array(t.status, t.evaluation, t.n)), '[]'::json)::text
+          from (select ${opportunityCounts.status} as status, ${opportunityCounts.evaluation} as evaluation, sum(${opportunityCounts.n}) as n
+                from ${opportunityCounts} where ${opportunityCounts.projectId} = ${P} group by 1, 2) t)`),
+        lastEventAt: sql`(select max(${projectEventStats.lastEventAt}) from ${projectEventStats} where ${projectEventStats.projectId} = ${P})`.mapWith(projectEventStats.lastEventAt),
+      })
+      .from(projects)
+      .where(eq(projects.id, P))
   return {
     dailyCounts: lazily(() => dailyCounts(false).prepare('daily_counts')),
     dailyCountsOf: lazily(() => dailyCounts(true).prepare('daily_counts_of')),
+    overview: lazily(() => overview().prepare('overview')),
   }
 }
 
@@ -141,23 +168,22 @@ export function createEventsRepository(db: Queryable) {
     },
 
     /**
-     * For each of `froms`, the users whose last daily_use is on that day or later: a sum over the
-     * per-day rollup user_activity_days (≤ 16 × 2 shard rows a day), so it costs the days of the
-     * window, not the users. No upper bound: a user active today who also sent an event stamped
-     * tomorrow (allowed, up to 24 h ahead) has tomorrow as the last day and must still count.
+     * What the overview reads, in one round trip: per-day unique users of `names` in [from, to],
+     * the users whose last daily_use is on `since7` / `since30` or later (a sum over the per-day
+     * rollup user_activity_days, so it costs the days, not the users; no upper bound: a user whose
+     * last day is tomorrow, allowed up to 24 h ahead, still counts), the opportunity totals by
+     * status and evaluation, and the last event's time.
      */
-    async activeUsersSince<const T extends readonly string[]>(projectId: string, froms: T): Promise<{ [K in keyof T]: number }> {
-      const earliest = froms.reduce((a, b) => (a < b ? a : b), '9999-12-31')
-      const [row] = await db
-        .select(Object.fromEntries(froms.map((from, i) => [`n${i}`, sql`coalesce(sum(${userActivityDays.users}) filter (where ${userActivityDays.day} >= ${from}), 0)`.mapWith(Number)])))
-        .from(userActivityDays)
-        .where(and(eq(userActivityDays.projectId, projectId), gte(userActivityDays.day, earliest)))
-      return froms.map((_, i) => row![`n${i}`] as number) as { [K in keyof T]: number }
-    },
-
-    async lastEventAt(projectId: string): Promise<Date | null> {
-      const [row] = await db.select({ at: max(projectEventStats.lastEventAt) }).from(projectEventStats).where(eq(projectEventStats.projectId, projectId))
-      return row?.at ?? null
+    async overview(projectId: string, args: { from: string; to: string; names: string[]; since7: string; since30: string }) {
+      const [row] = await prepared.overview().execute({ projectId, ...args })
+      if (!row) return null
+      return {
+        counts: row.counts.map(([day, event, users]) => ({ day, event, uniqueUsers: Number(users) })),
+        unique7: row.unique7 as number,
+        unique30: row.unique30 as number,
+        totals: row.totals.map(([status, evaluation, n]) => ({ status, evaluation: evaluation as '' | 'useful' | 'not_useful', n: Number(n) })),
+        lastEventAt: (row.lastEventAt as Date | null) ?? null,
+      }
     },
 
     /**

@@ -7,7 +7,7 @@ import { buildApp } from '../../app.ts'
 import { bearer, expectStatus, ingestEvents, seedWorkspace, testConfig, testDatabase } from '../helpers/app.ts'
 
 /** Statements per warm call, once a tool has a fixed budget: e.g. `get_daily_ops: 1`. */
-const EXPECTED: Partial<Record<string, number>> = { get_daily_ops: 1, list_opportunities: 1 }
+const EXPECTED: Partial<Record<string, number>> = { get_daily_ops: 1, list_opportunities: 1, get_overview: 1 }
 
 t.test('statements per warm tool call', async (t) => {
   const statements: string[] = []
