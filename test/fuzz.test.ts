@@ -253,6 +253,7 @@ t.test('fuzzing every route', async (t) => {
     search_signals: { project: P, query: 'pricing', kinds: ['opportunity', 'memory'], limit: 5 },
     list_opportunities: { project: P, type: 'potential_user_opportunity', date: 'all', evaluation: 'all', status: 'pending', page: 1, page_size: 20 },
     review_opportunity: { project: P, event_id: opp, evaluation: 'useful', status: 'reviewing', note: 'Called them' },
+    review_opportunities: { project: P, event_ids: [opp], evaluation: 'useful', status: 'reviewing', note: 'Called them' },
     submit_opportunity: { project: P, contribution_type: 'potential_user_opportunity', key_information: 'CTO asked about SSO', reason: 'Enterprise plan', suggested_action: 'Offer a demo', source_url: 'https://example.com/thread', external_id: 'fuzz-base' },
     get_review_history: { project: P, event_id: opp },
     get_overview: { project: P },
@@ -280,6 +281,7 @@ t.test('fuzzing every route', async (t) => {
     return {
       project: [v(other.project.id, "another workspace's project"), v('no-such-project', 'no such project')],
       event_id: [v(otherOpp, "another workspace's opportunity"), v('opp_doesnotexist000', 'no such opportunity')],
+      event_ids: [v([opp, otherOpp], "another workspace's opportunity among ours"), v(['opp_doesnotexist000'], 'no such opportunity')],
       ...(op.endsWith('_memory') ? { id: [v(otherMemory, "another workspace's memory"), v('mem_doesnotexist000', 'no such memory')] } : {}),
       timezone: [v('Mars/Olympus_Mons', 'no such time zone')],
       ...(op === 'set_tool_enabled' || op === 'get_tool' ? { name: [v('no_such_tool', 'no such tool'), v('ingest_events', 'an operation that is not a tool')] } : {}),
