@@ -729,6 +729,10 @@ t.test('fuzzing every route', async (t) => {
         valid: { evaluation: 'useful', status: 'reviewing', note: 'n', orig_evaluation: '', orig_status: 'pending', orig_note: '', back: '/console' },
         bad: { evaluation: ['nope', 'USEFUL', 'a\u0000'], status: ['nope', ''], note: ['x'.repeat(2001), 'a\u0000b'], ':id': badPath, ':project': badPath },
       },
+      'POST /console/projects/:project/opportunities/bulk-review': {
+        valid: { event_ids: opp, status: 'reviewing', evaluation: 'useful', back: '/console' },
+        bad: { event_ids: [otherOpp, 'opp_doesnotexist000', 'x', '', 'a\u0000b'], status: ['nope', 'USEFUL'], evaluation: ['nope', 'a\u0000'], back: ['https://evil.example/', '//evil.example'], ':project': badPath },
+      },
       'POST /console/keys': { valid: { kind: 'ingest', project: P, name: 'k' }, bad: { kind: ['', 'nope', 'oauth', 'mcp '], project: [other.project.id, 'no-such-project', '', 'a\u0000b'] } },
       'POST /console/keys/:id/revoke': { valid: { back: '/console/keys' }, bad: { ':id': badPath } },
       'POST /console/workspace/tools/:name': { valid: { enabled: 'true' }, bad: { ':name': ['no_such_tool', 'a'.repeat(101), 'a\u0000b', 'ingest_events', '\ud800'] } },
