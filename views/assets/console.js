@@ -41,7 +41,7 @@ document.addEventListener('change', (event) => {
 })
 document.addEventListener('submit', async (event) => {
   const form = event.target
-  if (!(form instanceof HTMLFormElement) || !form.hasAttribute('data-inplace') || form.getAttribute('aria-busy') === 'true') return
+  if (!(form instanceof window.HTMLFormElement) || !form.hasAttribute('data-inplace') || form.getAttribute('aria-busy') === 'true') return
   event.preventDefault()
   const body = new URLSearchParams(new FormData(form, event.submitter))
   // A form element outside the form (the cards' checkboxes belong to the bulk bar) is in FormData already.
@@ -56,17 +56,17 @@ document.addEventListener('submit', async (event) => {
     form.submit()
     return
   }
-  const here = new URL(location.href)
+  const here = new URL(window.location.href)
   const there = new URL(res.url)
   if (!res.ok || there.pathname !== here.pathname) {
     // Not the board again (signed out, an error page): show what the server answered.
-    location.assign(res.url)
+    window.location.assign(res.url)
     return
   }
-  const page = new DOMParser().parseFromString(await res.text(), 'text/html')
+  const page = new window.DOMParser().parseFromString(await res.text(), 'text/html')
   const main = page.querySelector('main')
   if (!main) {
-    location.assign(res.url)
+    window.location.assign(res.url)
     return
   }
   document.querySelector('main').replaceWith(document.adoptNode(main))
