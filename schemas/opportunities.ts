@@ -36,6 +36,13 @@ export const OpportunityFilters = {
   date: Type.Optional(StringEnum(['all', 'today'] as const, { default: 'all', description: '`today` = received today in the project time zone.' })),
   evaluation: Type.Optional(StringEnum(['all', 'useful', 'not_useful'] as const, { default: 'all' })),
   status: Type.Optional(StringEnum(['all', ...statuses] as const, { default: 'all' })),
+  q: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 200,
+      description: 'Text search: only opportunities whose key_information, reason, suggested_action or contribution_type contains this text (any case; % and _ are plain characters).',
+    })
+  ),
   page: Type.Optional(Page),
   page_size: Type.Optional(PageSize),
   after: Type.Optional(
@@ -70,6 +77,16 @@ export const ReviewResult = Type.Object({
   review_note: Type.String(),
   review_updated_at: Timestamp(),
 })
+
+/** The arguments of a bulk review: the same review fields, for 1–100 distinct opportunities. */
+export const BulkReviewIds = Type.Array(EventId, {
+  minItems: 1,
+  maxItems: 100,
+  uniqueItems: true,
+  description: 'The opportunities to review (1–100 distinct opp_… ids); the result lists them in this order.',
+})
+
+export const BulkReviewResult = Type.Object({ items: Type.Array(ReviewResult) })
 
 const ReviewState = Type.Object({
   evaluation: Type.Optional(Type.String()),

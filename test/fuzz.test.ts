@@ -253,6 +253,7 @@ t.test('fuzzing every route', async (t) => {
     search_signals: { project: P, query: 'pricing', kinds: ['opportunity', 'memory'], limit: 5 },
     list_opportunities: { project: P, type: 'potential_user_opportunity', date: 'all', evaluation: 'all', status: 'pending', page: 1, page_size: 20 },
     review_opportunity: { project: P, event_id: opp, evaluation: 'useful', status: 'reviewing', note: 'Called them' },
+    review_opportunities: { project: P, event_ids: [opp], evaluation: 'useful', status: 'reviewing', note: 'Called them' },
     submit_opportunity: { project: P, contribution_type: 'potential_user_opportunity', key_information: 'CTO asked about SSO', reason: 'Enterprise plan', suggested_action: 'Offer a demo', source_url: 'https://example.com/thread', external_id: 'fuzz-base' },
     get_review_history: { project: P, event_id: opp },
     get_overview: { project: P },
@@ -280,6 +281,7 @@ t.test('fuzzing every route', async (t) => {
     return {
       project: [v(other.project.id, "another workspace's project"), v('no-such-project', 'no such project')],
       event_id: [v(otherOpp, "another workspace's opportunity"), v('opp_doesnotexist000', 'no such opportunity')],
+      event_ids: [v([opp, otherOpp], "another workspace's opportunity among ours"), v(['opp_doesnotexist000'], 'no such opportunity')],
       ...(op.endsWith('_memory') ? { id: [v(otherMemory, "another workspace's memory"), v('mem_doesnotexist000', 'no such memory')] } : {}),
       timezone: [v('Mars/Olympus_Mons', 'no such time zone')],
       ...(op === 'set_tool_enabled' || op === 'get_tool' ? { name: [v('no_such_tool', 'no such tool'), v('ingest_events', 'an operation that is not a tool')] } : {}),
@@ -726,6 +728,10 @@ t.test('fuzzing every route', async (t) => {
       'POST /console/projects/:project/opportunities/:id/review': {
         valid: { evaluation: 'useful', status: 'reviewing', note: 'n', orig_evaluation: '', orig_status: 'pending', orig_note: '', back: '/console' },
         bad: { evaluation: ['nope', 'USEFUL', 'a\u0000'], status: ['nope', ''], note: ['x'.repeat(2001), 'a\u0000b'], ':id': badPath, ':project': badPath },
+      },
+      'POST /console/projects/:project/opportunities/bulk-review': {
+        valid: { event_ids: opp, status: 'reviewing', evaluation: 'useful', back: '/console' },
+        bad: { event_ids: [otherOpp, 'opp_doesnotexist000', 'x', '', 'a\u0000b'], status: ['nope', 'USEFUL'], evaluation: ['nope', 'a\u0000'], ':project': badPath },
       },
       'POST /console/keys': { valid: { kind: 'ingest', project: P, name: 'k' }, bad: { kind: ['', 'nope', 'oauth', 'mcp '], project: [other.project.id, 'no-such-project', '', 'a\u0000b'] } },
       'POST /console/keys/:id/revoke': { valid: { back: '/console/keys' }, bad: { ':id': badPath } },

@@ -4,6 +4,7 @@ import discoverTools from './discover-tools.ts'
 import searchSignals from './search-signals.ts'
 import listOpportunities from './list-opportunities.ts'
 import reviewOpportunity from './review-opportunity.ts'
+import reviewOpportunities from './review-opportunities.ts'
 import submitOpportunity from './submit-opportunity.ts'
 import getReviewHistory from './get-review-history.ts'
 import getOverview from './get-overview.ts'
@@ -28,6 +29,7 @@ export const operations: Operation[] = [
   searchSignals,
   listOpportunities,
   reviewOpportunity,
+  reviewOpportunities,
   submitOpportunity,
   getReviewHistory,
   getOverview,

@@ -33,7 +33,8 @@ export default defineOperation({
   title: 'List growth opportunities',
   description:
     'List the growth opportunities of a project, newest first, with their review state. Filter by `type`, `date` ' +
-    '(`today` in the project time zone), `evaluation` and `status`; page with `page` and `page_size` (1–100, default 20), ' +
+    '(`today` in the project time zone), `evaluation` and `status`, and search the texts with `q` (a case-insensitive substring of ' +
+    'key_information, reason, suggested_action or contribution_type); page with `page` and `page_size` (1–100, default 20), ' +
     'or walk a long list with `after` = the previous page\'s `next_cursor` (as fast at the end as at the start, and stable ' +
     'while new opportunities arrive; `page` is then not used). ' +
     'Returns {items, page, page_size, total, total_pages, next_cursor}. Needs review access (reviewer or owner).',
@@ -54,6 +55,7 @@ export default defineOperation({
       status: args.status ?? 'all',
       evaluation: args.evaluation ?? 'all',
       receivedOn: args.date === 'today' ? { day: localDate(ctx.now(), timeZone), timeZone } : undefined,
+      q: args.q,
       page,
       pageSize,
       after: cursor?.key,

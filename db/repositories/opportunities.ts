@@ -1,4 +1,4 @@
-import { and, asc, desc, eq, sql, type SQL } from '../orm.ts'
+import { and, asc, desc, eq, gt, inArray, sql, type SQL } from '../orm.ts'
 import type { Queryable } from '../client.ts'
 import { opportunities, opportunityCounts, reviewHistory, users } from '../schema.ts'
 import { newId } from '../ids.ts'
@@ -29,6 +29,8 @@ export interface ListFilters {
   evaluation: Evaluation | 'all'
   /** Only those received on this calendar day in this time zone. */
   receivedOn?: { day: string; timeZone: string }
+  /** Only those whose texts (key_information, reason, suggested_action, contribution_type) contain this, any case. */
+  q?: string
   page: number
   pageSize: number
   /** Only those after this key in listing order (the cursor); `page` is then not used. */
@@ -61,7 +63,29 @@ function listValues(projectId: string, f: ListFilters) {
     timeZone: f.receivedOn?.timeZone ?? null,
     afterAt: f.after?.at ?? null,
     afterId: f.after?.id ?? null,
+    q: f.q !== undefined ? `%${likeEscape(f.q)}%` : null,
   }
+}
+
+/** A text as a LIKE pattern matching exactly it: its wildcards and the escape character escaped. */
+export function likeEscape(text: string): string {
+  return text.replace(/[\\%_]/g, (c) => `\\${c}`)
+}
+
+/** The history entry of a review: before → after of the fields it sent. */
+function historyOf(change: ReviewChange, before: ReviewState, after: ReviewState) {
+  const pick = (s: ReviewState) => ({
+    ...(change.evaluation !== undefined ? { evaluation: s.evaluation } : {}),
+    ...(change.status !== undefined ? { status: s.status } : {}),
+    ...(change.reviewNote !== undefined ? { review_note: s.reviewNote } : {}),
+  })
+  return { before: pick(before), after: pick(after) }
+}
+
+interface ReviewState {
+  evaluation: string
+  status: string
+  reviewNote: string
 }
 
 const p = sql.placeholder
@@ -77,13 +101,21 @@ function listConditions(f: ListFilters) {
     where.push(sql`${opportunities.receivedAt} >= (${p('day')}::date::timestamp at time zone ${p('timeZone')}::text)`)
     where.push(sql`${opportunities.receivedAt} < ((${p('day')}::date + 1)::timestamp at time zone ${p('timeZone')}::text)`)
   }
+  if (f.q !== undefined) {
+    // A substring in any of the texts, any case (the pattern's wildcards are escaped).
+    const pattern = sql`${p('q')}::text`
+    where.push(
+      sql`(${opportunities.keyInformation} ilike ${pattern} or ${opportunities.reason} ilike ${pattern} or ${opportunities.suggestedAction} ilike ${pattern} or ${opportunities.contributionType} ilike ${pattern})`
+    )
+  }
   // One day of submissions: counting the index range is cheap. All dates: the trigger-maintained
   // totals, exact without counting rows.
   const counted: (SQL | undefined)[] = [eq(opportunityCounts.projectId, p('projectId'))]
   if (f.type !== 'all') counted.push(eq(opportunityCounts.contributionType, p('type')))
   if (f.status !== 'all') counted.push(eq(opportunityCounts.status, p('status')))
   if (f.evaluation !== 'all') counted.push(eq(opportunityCounts.evaluation, p('evaluation')))
-  const total = f.receivedOn
+  // A search or one day: counting the matching rows. All dates, no search: the counters.
+  const total = f.receivedOn || f.q !== undefined
     ? sql<number>`(select count(*)::int from ${opportunities} where ${and(...where)})`
     : sql<number>`(select coalesce(sum(${opportunityCounts.n}), 0)::int from ${opportunityCounts} where ${and(...counted)})`
   return { where, total }
@@ -116,9 +148,10 @@ export function createOpportunitiesRepository(db: Queryable) {
   /**
    * The listing's statements, one per shape (which filters are set, and which way it reads),
    * built on first use with placeholders and prepared: a call neither writes SQL nor has
-   * PostgreSQL parse it again. At most 16 filter shapes × 5 ways.
+   * PostgreSQL parse it again. At most 32 filter shapes × 5 ways.
    */
-  const shape = (f: ListFilters) => `${f.type !== 'all' ? 't' : ''}${f.status !== 'all' ? 's' : ''}${f.evaluation !== 'all' ? 'e' : ''}${f.receivedOn ? 'd' : ''}`
+  const shape = (f: ListFilters) =>
+    `${f.type !== 'all' ? 't' : ''}${f.status !== 'all' ? 's' : ''}${f.evaluation !== 'all' ? 'e' : ''}${f.receivedOn ? 'd' : ''}${f.q !== undefined ? 'q' : ''}`
   const pages = new Map<string, ReturnType<typeof buildList>>()
   const totals = new Map<string, ReturnType<typeof buildTotal>>()
   function listStatement(f: ListFilters, way: Exclude<ListWay, 'total'>) {
@@ -221,14 +254,55 @@ export function createOpportunitiesRepository(db: Queryable) {
           .set({ ...change, reviewUpdatedAt: now })
           .where(eq(opportunities.id, id))
           .returning()
-        const pick = (s: { evaluation: string; status: string; reviewNote: string }) => ({
-          ...(change.evaluation !== undefined ? { evaluation: s.evaluation } : {}),
-          ...(change.status !== undefined ? { status: s.status } : {}),
-          ...(change.reviewNote !== undefined ? { review_note: s.reviewNote } : {}),
-        })
-        await tx.insert(reviewHistory).values({ opportunityId: id, actorUserId, changedAt: now, before: pick(before), after: pick(after!) })
+        await tx.insert(reviewHistory).values({ opportunityId: id, actorUserId, changedAt: now, ...historyOf(change, before, after!) })
         return toOpportunity(after!)
       })
+    },
+
+    /**
+     * The same review of several opportunities, all or nothing, in one transaction: the rows are
+     * locked (in id order, so two bulk reviews cannot deadlock), one UPDATE sets the sent fields
+     * of all of them, and each gets its history entry as a single review does. When any id is
+     * not in the project nothing is written and the missing ids are returned, in the order given.
+     */
+    async reviewMany(
+      projectId: string,
+      ids: string[],
+      change: ReviewChange,
+      actorUserId: string,
+      now: Date
+    ): Promise<{ items: Opportunity[]; missing: [] } | { items: []; missing: string[] }> {
+      return db.transaction(async (tx) => {
+        const locked = await tx
+          .select({ id: opportunities.id, evaluation: opportunities.evaluation, status: opportunities.status, reviewNote: opportunities.reviewNote })
+          .from(opportunities)
+          .where(and(eq(opportunities.projectId, projectId), inArray(opportunities.id, ids)))
+          .orderBy(asc(opportunities.id))
+          .for('update')
+        const before = new Map(locked.map((r) => [r.id, r]))
+        const missing = ids.filter((id) => !before.has(id))
+        if (missing.length > 0) return { items: [], missing }
+        const updated = await tx
+          .update(opportunities)
+          .set({ ...change, reviewUpdatedAt: now })
+          .where(and(eq(opportunities.projectId, projectId), inArray(opportunities.id, ids)))
+          .returning()
+        const after = new Map(updated.map((r) => [r.id, r]))
+        await tx
+          .insert(reviewHistory)
+          .values(ids.map((id) => ({ opportunityId: id, actorUserId, changedAt: now, ...historyOf(change, before.get(id)!, after.get(id)!) })))
+        return { items: ids.map((id) => toOpportunity(after.get(id)!)), missing: [] }
+      })
+    },
+
+    /** The contribution types the project has opportunities of, in name order (from the counters). */
+    async types(projectId: string): Promise<string[]> {
+      const rows = await db
+        .selectDistinct({ type: opportunityCounts.contributionType })
+        .from(opportunityCounts)
+        .where(and(eq(opportunityCounts.projectId, projectId), gt(opportunityCounts.n, 0)))
+        .orderBy(asc(opportunityCounts.contributionType))
+      return rows.map((r) => r.type)
     },
 
     async exists(projectId: string, id: string): Promise<boolean> {

@@ -17,7 +17,7 @@ const cardIds = (page: Page) => page.locator('article.opp').evaluateAll((els) =>
 async function filter(page: Page, fields: { status?: string; type?: string }) {
   const form = page.locator('form.filters')
   if (fields.status) await form.locator('select[name=status]').selectOption(fields.status)
-  if (fields.type) await form.locator('input[name=type]').fill(fields.type)
+  if (fields.type) await form.locator('select[name=type]').selectOption(fields.type)
   await clickAndWait(page, form.locator('button', { hasText: 'Filter' }))
 }
 
@@ -58,6 +58,10 @@ t.test('review board in a browser', { skip }, async (t) => {
   await t.test('the board lists what the API submitted, as text', async (t) => {
     await clickAndWait(page, page.locator('main a', { hasText: 'Review board' }))
     t.equal(page.url(), board, 'the home page links to the board')
+    t.equal(await page.locator('.view-toggle a[aria-current=page]').innerText(), 'Board', 'the Board view first')
+    // The full review forms are in the List view; the filters keep it.
+    await clickAndWait(page, page.locator('.view-toggle a', { hasText: 'List' }))
+    t.equal(new URL(page.url()).searchParams.get('view'), 'list')
     t.same((await cardIds(page)).sort(), [a, b, c, d].sort(), 'all four opportunities')
     t.match(await page.locator('main').innerText(), /4 opportunities/)
     const card = page.locator(`article.opp[data-event-id="${c}"]`)

@@ -90,6 +90,7 @@ const cases: Record<string, { args: (surface: number) => Record<string, unknown>
   search_signals: { args: () => ({ project, query: 'seed' }) },
   list_opportunities: { args: () => ({ project }) },
   review_opportunity: { args: () => ({ project, event_id: oppId, evaluation: 'useful', status: 'adopted', note: 'same note' }) },
+  review_opportunities: { args: () => ({ project, event_ids: [oppId], status: 'done', note: 'same note' }) },
   submit_opportunity: { args: () => ({ project, contribution_type: 'potential_user_opportunity', key_information: 'k', reason: 'r', suggested_action: 's', external_id: 'x-1' }) },
   get_review_history: { args: () => ({ project, event_id: oppId }) },
   get_overview: { args: () => ({ project }) },

@@ -87,6 +87,8 @@ for (const era of ['legacy', 'modern'] as const) {
   fast('NUL in the project', call(era, 'get_project', { project: 'a\u0000b' }))
   fast('forbidden role', call(era, 'update_project', { project, stage: 'beta' }), viewer.keys.service)
   fast('review access required', call(era, 'list_opportunities', { project }), viewer.keys.service)
+  fast('list_opportunities, search', call(era, 'list_opportunities', { project, q: 'BACKSLASH \\' }))
+  fast('review_opportunities, a missing id', call(era, 'review_opportunities', { project, event_ids: ['opp_nope'], status: 'done' }))
   fast('unknown memory', call(era, 'forget_memory', { id: 'mem_nope' }))
   // Every tool takes the lane (here with arguments no tool accepts: nothing runs).
   for (const c of app.registry.contracts()) fast(`${c.name}, an unknown argument`, call(era, c.name, { project, __nope: 1 }))

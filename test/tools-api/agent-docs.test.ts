@@ -118,6 +118,7 @@ t.test('agent documents', async (t) => {
       '/v1/tools/{name}': ['get'],
       '/v1/tools/get_daily_ops': ['post'],
       '/v1/tools/review_opportunity': ['post'],
+      '/v1/tools/review_opportunities': ['post'],
       '/v1/projects': ['get', 'post'],
       '/v1/projects/{project}': ['get', 'patch'],
       '/v1/projects/{project}/memories': ['get', 'post'],

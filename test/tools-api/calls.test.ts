@@ -67,6 +67,10 @@ t.test('tool calls over REST', async (t) => {
       args: { project, event_id: eventId },
       expect: (r) => t.match(r, { event_id: eventId, items: [{ changed_at: NOW, before: { status: 'pending' }, after: { status: 'reviewing', review_note: 'call them' } }] }),
     },
+    review_opportunities: {
+      args: { project, event_ids: [eventId], status: 'contacted' },
+      expect: (r) => t.same(r, { items: [{ event_id: eventId, evaluation: '', status: 'contacted', review_note: 'call them', review_updated_at: NOW }] }),
+    },
     get_overview: { args: { project }, expect: (r) => t.match(r, { project: { id: project, slug: ws.project.slug, timezone: 'UTC' }, today: '2026-11-20' }) },
     get_daily_ops: {
       args: { project, window: '30d' },
@@ -111,12 +115,24 @@ t.test('tool calls over REST', async (t) => {
       ['unknown field', { project, sort: 'new' }, [{ path: 'sort', message: 'is not a known field' }]],
       ['out of range', { project, page_size: 101 }, [{ path: 'page_size', message: 'must be <= 100' }]],
       ['bad enum', { project, status: 'open' }, [{ path: 'status', message: 'must be one of "all", "pending", "reviewing", "contacted", "adopted", "ignored", "done"' }]],
+      ['empty search', { project, q: '' }, [{ path: 'q', message: 'must NOT have fewer than 1 characters' }]],
+      ['long search', { project, q: long(201) }, [{ path: 'q', message: 'must NOT have more than 200 characters' }]],
     ],
     review_opportunity: [
       ['wrong type', { project, event_id: eventId, note: 5 }, [{ path: 'note', message: 'must be string' }]],
       ['unknown field', { project, event_id: eventId, status: 'done', priority: 1 }, [{ path: 'priority', message: 'is not a known field' }]],
       ['out of range', { project, event_id: eventId, note: long(2001) }, [{ path: 'note', message: 'must NOT have more than 2000 characters' }]],
       ['bad enum', { project, event_id: eventId, evaluation: 'great' }, [{ path: 'evaluation', message: 'must be one of "useful", "not_useful", ""' }]],
+    ],
+    review_opportunities: [
+      ['wrong type', { project, event_ids: eventId, status: 'done' }, [{ path: 'event_ids', message: 'must be array' }]],
+      ['unknown field', { project, event_ids: [eventId], status: 'done', priority: 1 }, [{ path: 'priority', message: 'is not a known field' }]],
+      ['empty list', { project, event_ids: [], status: 'done' }, [{ path: 'event_ids', message: 'must NOT have fewer than 1 items' }]],
+      ['too many', { project, event_ids: Array.from({ length: 101 }, (_, i) => `opp_x${i}`), status: 'done' }, [{ path: 'event_ids', message: 'must NOT have more than 100 items' }]],
+      ['duplicates', { project, event_ids: [eventId, eventId], status: 'done' }, [{ path: 'event_ids', message: 'must NOT have duplicate items (items ## 1 and 0 are identical)' }]],
+      ['no review field', { project, event_ids: [eventId] }, [{ path: '', message: 'must have at least one of evaluation, status, note' }]],
+      ['bad id', { project, event_ids: ['x'], status: 'done' }, [{ path: 'event_ids[0]', message: 'must match pattern "^opp_[0-9A-Za-z]{1,40}$"' }]],
+      ['bad enum', { project, event_ids: [eventId], status: 'open' }, [{ path: 'status', message: 'must be one of "pending", "reviewing", "contacted", "adopted", "ignored", "done"' }]],
     ],
     submit_opportunity: [
       ['wrong type', { project, contribution_type: 'x', key_information: 5, reason: 'r', suggested_action: 's' }, [{ path: 'key_information', message: 'must be string' }]],

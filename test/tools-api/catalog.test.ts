@@ -20,6 +20,7 @@ const PROJECT_TOOLS = [
   'search_signals',
   'list_opportunities',
   'review_opportunity',
+  'review_opportunities',
   'submit_opportunity',
   'get_review_history',
   'get_overview',
@@ -107,6 +108,7 @@ t.test('tool catalogue', async (t) => {
     t.match(by('forget_memory'), { readOnlyHint: false, destructiveHint: true })
     t.match(by('add_memory'), { readOnlyHint: false, destructiveHint: false, idempotentHint: false })
     t.match(by('review_opportunity'), { readOnlyHint: false, destructiveHint: false, idempotentHint: true })
+    t.match(by('review_opportunities'), { readOnlyHint: false, destructiveHint: false, idempotentHint: true })
   })
 
   t.test('GET /v1/tools/:name is that contract; unknown names are 404', async (t) => {
@@ -295,9 +297,9 @@ t.test('tool catalogue', async (t) => {
     found = await discover({ query: 'daily ops' })
     t.same(found.tools.map((x) => x.name), ['get_daily_ops'])
     found = await discover({ query: 'review history' })
-    t.same(found.tools.map((x) => x.name), ['get_review_history'])
+    t.same(found.tools.map((x) => x.name), ['review_opportunities', 'get_review_history'], 'the bulk review says it writes the history')
     found = await discover({ query: 'opportunity review' })
-    t.same(found.tools.map((x) => x.name), ['search_signals', 'list_opportunities', 'review_opportunity', 'submit_opportunity', 'get_review_history', 'get_overview'])
+    t.same(found.tools.map((x) => x.name), ['search_signals', 'list_opportunities', 'review_opportunity', 'review_opportunities', 'submit_opportunity', 'get_review_history', 'get_overview'])
     found = await discover({ query: 'zzz' })
     t.same(found, { tools: [], total: 0 })
     found = await discover({ query: 'memory zzz' })

@@ -47,6 +47,8 @@ t.test('statements per warm tool call', async (t) => {
   const calls: [string, object, (result: Record<string, any>) => void][] = [
     ['get_daily_ops', { project, window: '30d' }, (r) => t.equal(r.days.length, 30)],
     ['list_opportunities', { project, status: 'pending', type: 'partnership' }, (r) => t.equal(r.total, 2)],
+    // A text search counts its matches beside the rows: still one statement.
+    ['list_opportunities', { project, q: 'LEAD', page_size: 4 }, (r) => t.same([r.total, r.items.length], [6, 4])],
   ]
   for (const [name, args, check] of calls) {
     // Warm: the first call fills what is cached per process; a key's last-use write (at most

@@ -1,0 +1,52 @@
+import { Type } from '@sinclair/typebox'
+import { defineOperation } from '../core/operations.ts'
+import { appError } from '../core/errors.ts'
+import { BulkReviewIds, BulkReviewResult, ReviewFields } from '../schemas/opportunities.ts'
+
+export default defineOperation({
+  name: 'review_opportunities',
+  title: 'Review several growth opportunities at once',
+  description:
+    'Apply the same review to several opportunities in one atomic step: `event_ids` (1–100 distinct ids) and `evaluation` ' +
+    '(`useful`, `not_useful`, or "" to clear), `status` (pending, reviewing, contacted, adopted, ignored, done) and/or `note` ' +
+    '(≤ 2000 characters). Only the fields you send change; each opportunity gets its own review history entry, as with ' +
+    'review_opportunity. If any id is not in the project, nothing changes and the error names the missing ids. Returns ' +
+    '{items: [{event_id, evaluation, status, review_note, review_updated_at}]} in the order given. Needs review access.',
+  scope: 'project',
+  role: 'reviewer',
+  input: Type.Object({ event_ids: BulkReviewIds, ...ReviewFields }, { additionalProperties: false }),
+  output: BulkReviewResult,
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true },
+  async handler(args, ctx) {
+    const { event_ids, evaluation, status, note } = args
+    if (evaluation === undefined && status === undefined && note === undefined) {
+      throw appError('InvalidArguments', 'Send at least one of evaluation, status or note.', [
+        { path: '', message: 'must have at least one of evaluation, status, note' },
+      ])
+    }
+    const { items, missing } = await ctx.repos.opportunities.reviewMany(
+      ctx.project.id,
+      event_ids,
+      { evaluation, status, reviewNote: note },
+      ctx.principal.userId,
+      ctx.now()
+    )
+    if (missing.length > 0) {
+      const names = missing.map((id) => `'${id}'`).join(', ')
+      throw appError(
+        'NotFound',
+        `${missing.length === 1 ? 'Opportunity' : 'Opportunities'} ${names} ${missing.length === 1 ? 'was' : 'were'} not found in project '${ctx.project.slug}'; nothing was changed.`,
+        missing.map((id) => ({ path: `event_ids[${event_ids.indexOf(id)}]`, message: `'${id}' was not found in this project` }))
+      )
+    }
+    return {
+      items: items.map((o) => ({
+        event_id: o.event_id,
+        evaluation: o.evaluation,
+        status: o.status,
+        review_note: o.review_note,
+        review_updated_at: o.review_updated_at!,
+      })),
+    }
+  },
+})
