@@ -8,7 +8,7 @@ export function relativeTime(iso: string, now: Date): string {
   const ago = (n: number, unit: string) => (seconds >= 0 ? `${n} ${unit} ago` : `in ${n} ${unit}`)
   const s = Math.abs(seconds)
   if (s < 45) return 'just now'
-  if (s < 90 * 60) return ago(Math.max(1, Math.round(s / 60)), 'min')
+  if (s < 59.5 * 60) return ago(Math.max(1, Math.round(s / 60)), 'min')
   if (s < 36 * 3600) return ago(Math.round(s / 3600), 'h')
   if (s < 14 * 86400) return ago(Math.round(s / 86400), 'days')
   return then.toISOString().slice(0, 10)

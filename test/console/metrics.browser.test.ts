@@ -159,7 +159,7 @@ t.test('metrics page in a browser', { skip }, async (t) => {
     )
     t.same(await tableRows(page, 0).then((rows) => rows.map((r) => r[0])), EXPECTED_7D.map((d) => d[0]), 'today and the 6 days before')
     t.same(summaryRows.map((r) => [r.event, r.total]), [['daily_use', '7'], ['page_view', '3'], ['signup', '3']], 'events by name with their 7-day totals')
-    t.equal(await page.locator('tr[data-event=page_view] td[data-label="Most users in a day"]').innerText(), '2', 'page_view today: 2 users')
+    t.equal(await page.locator('tr[data-event=page_view] td[data-label="Peak daily users"]').innerText(), '2', 'page_view today: 2 users')
 
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'growthdesk-metrics-'))
     const file = path.join(dir, 'metrics-7d.png')
