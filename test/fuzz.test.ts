@@ -727,6 +727,10 @@ t.test('fuzzing every route', async (t) => {
         valid: { evaluation: 'useful', status: 'reviewing', note: 'n', orig_evaluation: '', orig_status: 'pending', orig_note: '', back: '/console' },
         bad: { evaluation: ['nope', 'USEFUL', 'a\u0000'], status: ['nope', ''], note: ['x'.repeat(2001), 'a\u0000b'], ':id': badPath, ':project': badPath },
       },
+      'POST /console/projects': {
+        valid: { name: 'Fuzzed', slug: 'fuzzed', timezone: 'UTC', description: 'd' },
+        bad: { name: ['', ' ', 'x'.repeat(201), 'a\u0000b'], slug: ['', 'Bad Slug', ws.project.slug, '-x', 'x'.repeat(65), 'a\u0000b', '\ud800'], timezone: ['Mars/Base', 'Europe/Nowhere', 'a\u0000b', 'x'.repeat(65)], description: ['x'.repeat(5001), 'a\u0000b'] },
+      },
       'POST /console/keys': { valid: { kind: 'ingest', project: P, name: 'k' }, bad: { kind: ['', 'nope', 'oauth', 'mcp '], project: [other.project.id, 'no-such-project', '', 'a\u0000b'] } },
       'POST /console/keys/:id/revoke': { valid: { back: '/console/keys' }, bad: { ':id': badPath } },
       'POST /console/workspace/tools/:name': { valid: { enabled: 'true' }, bad: { ':name': ['no_such_tool', 'a'.repeat(101), 'a\u0000b', 'ingest_events', '\ud800'] } },

@@ -20,7 +20,7 @@ t.test('niceTicks: round steps from 0 up to at least the maximum', async (t) => 
     const step = ticks[1]! - ticks[0]!
     const m = step / 10 ** Math.floor(Math.log10(step))
     if (![1, 2, 5].includes(m)) t.fail(`max ${max}: step ${step} is not 1, 2 or 5 × 10^n`)
-    if (ticks[0] !== 0 || ticks.at(-1)! < max || ticks.at(-2)! >= max && max > 0) t.fail(`max ${max}: ${ticks.join('/')} does not just cover it`)
+    if (ticks[0] !== 0 || ticks.at(-1)! < max || (ticks.at(-2)! >= max && max > 0)) t.fail(`max ${max}: ${ticks.join('/')} does not just cover it`)
     if (ticks.length < 2 || ticks.length > 6) t.fail(`max ${max}: ${ticks.length} ticks`)
     if (ticks.some((v, i) => i > 0 && v - ticks[i - 1]! !== step)) t.fail(`max ${max}: uneven ticks ${ticks.join('/')}`)
   }

@@ -37,25 +37,24 @@ t.test('every console page fits a phone', { skip }, async (t) => {
     Array.from({ length: 12 }, (_, d) => ({ event, distinct_id: `u${d % 5}`, timestamp: new Date(now - (d * 2.5 + i) * 86_400_000 - 3_600_000).toISOString(), uuid: randomUUID() }))
   )
   const ingest = await app.inject({ method: 'POST', url: '/v1/events', headers: bearer(ws.keys.ingest), payload: { events } })
-  t.equal(ingest.statusCode, 200, ingest.body)
+  t.equal(ingest.statusCode, 200, 'events ingested')
   let opportunity = ''
   for (const [type, info] of [['partner_channel', 'Newsletter swap with Foo'], ['potential_user_opportunity', `Lead ${LONG}`], ['community_signal', 'A thread about us']]) {
     const res = await app.inject({ method: 'POST', url: `${api}/opportunities`, headers: bearer(ws.keys.mcp), payload: { contribution_type: type, key_information: info, reason: `Because ${LONG}`, suggested_action: 'Reach out.', source_url: `https://example.com/${LONG}/${LONG}` } })
-    t.equal(res.statusCode, 201, res.body)
+    t.equal(res.statusCode, 201, `opportunity ${type} submitted`)
     opportunity = res.json().event_id
   }
   const review = await app.inject({ method: 'PATCH', url: `${api}/opportunities/${opportunity}/review`, headers: bearer(ws.keys.mcp), payload: { status: 'contacted', evaluation: 'useful', note: `Called them ${LONG}` } })
-  t.equal(review.statusCode, 200, review.body)
+  t.equal(review.statusCode, 200, 'one reviewed')
 
   const redirectUri = `${url}/test-callback`
   const registered = await fetch(`${url}/oauth/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ client_name: `Agent ${LONG}`, redirect_uris: [redirectUri] }) })
   t.equal(registered.status, 201)
   const { client_id } = (await registered.json()) as { client_id: string }
   const authorize = new URL(`${url}/oauth/authorize`)
-  for (const [k, v] of Object.entries({
-    response_type: 'code', client_id, redirect_uri: redirectUri, state: 's',
-    code_challenge: createHash('sha256').update(randomBytes(32).toString('base64url')).digest('base64url'), code_challenge_method: 'S256', resource: `${url}/mcp`,
-  })) authorize.searchParams.set(k, v)
+  const challenge = createHash('sha256').update(randomBytes(32).toString('base64url')).digest('base64url')
+  const params = { response_type: 'code', client_id, redirect_uri: redirectUri, state: 's', code_challenge: challenge, code_challenge_method: 'S256', resource: `${url}/mcp` }
+  for (const [k, v] of Object.entries(params)) authorize.searchParams.set(k, v)
 
   const browser = await launchChromium(t)
   const phone = await context(browser, PHONE)
@@ -108,6 +107,14 @@ t.test('every console page fits a phone', { skip }, async (t) => {
     await visit(t, 'new-key-already-shown', '/console/keys/new')
 
     await visit(t, 'home', '/console')
+    // The New project form, opened and refused (a taken slug): the reasons fit too.
+    await phone.locator('details.new-project summary').click()
+    const form = phone.locator('form[action="/console/projects"]')
+    await form.locator('input[name=name]').fill(`Project ${LONG}`)
+    await form.locator('input[name=slug]').fill(ws.project.slug)
+    await clickAndWait(phone, form.locator('button[type=submit]'))
+    t.ok(await phone.locator('#project-error').isVisible(), 'the refusal is shown')
+    await fits(t, phone, 'home-new-project-refused')
     await visit(t, 'overview', `/console/projects/${ws.project.slug}`)
     await visit(t, 'board', `/console/projects/${ws.project.slug}/opportunities`)
     await visit(t, 'history', `/console/projects/${ws.project.slug}/opportunities/${opportunity}/history`)
