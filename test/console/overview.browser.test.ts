@@ -83,6 +83,16 @@ t.test('project overview and new project in a browser', { skip }, async (t) => {
     t.equal(await last.getAttribute('datetime'), o.last_event_at)
     t.equal(await last.innerText(), '2 h ago')
     t.ok(await last.getAttribute('title'), 'the exact time on hover')
+
+    // In the viewer's own zone: console.js restates the exact time there (the text stays relative).
+    const ny = await browser.newContext({ timezoneId: 'America/New_York', locale: 'en-US', storageState: await page.context().storageState() })
+    t.teardown(() => ny.close())
+    const nyPage = await ny.newPage()
+    await nyPage.goto(overview)
+    const nyLast = nyPage.locator('[data-kpi="freshness"] time')
+    await nyPage.waitForFunction(() => !document.querySelector('[data-kpi="freshness"] time')!.getAttribute('title')!.endsWith(' UTC'))
+    t.match(await nyLast.getAttribute('title'), /Nov 20, 2026.*5:00:00\s?AM EST/, 'the exact time in the viewer\'s zone (10:00 UTC = 5:00 EST)')
+    t.equal(await nyLast.innerText(), '2 h ago')
     t.match(await page.locator('[data-kpi="freshness"]').getAttribute('class'), /\bfresh\b/)
 
     // The status links open the board filtered by that status.

@@ -23,7 +23,8 @@ for (const el of document.querySelectorAll('time[datetime]')) {
   const when = new Date(el.getAttribute('datetime'))
   if (Number.isNaN(when.getTime())) continue
   try {
-    el.title = when.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'medium', timeZoneName: 'short' })
+    // (dateStyle cannot be combined with timeZoneName: the fields one by one.)
+    el.title = when.toLocaleString(undefined, { year: 'numeric', month: 'short', day: 'numeric', hour: 'numeric', minute: '2-digit', second: '2-digit', timeZoneName: 'short' })
     if (/^\d{4}-\d{2}-\d{2}$/.test(el.textContent.trim())) el.textContent = when.toLocaleDateString(undefined, { dateStyle: 'medium' })
   } catch { /* an old browser: the UTC title stays */ }
 }
