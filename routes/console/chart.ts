@@ -5,21 +5,48 @@ export interface Series {
   values: number[]
 }
 
-export function lineChart(labels: string[], series: Series[], width = 900, height = 260): string {
+/**
+ * Round axis ticks for counts from 0: a step of 1, 2 or 5 × 10^n (at least 1) giving about
+ * `target` intervals, and a top tick at or above `max` (0/50/100/150 for 116, never 0/39/77/116).
+ */
+export function niceTicks(max: number, target = 4): number[] {
+  const top = Math.max(1, Math.ceil(max))
+  const raw = top / target
+  const magnitude = 10 ** Math.floor(Math.log10(raw))
+  const step = Math.max(1, ([1, 2, 5, 10].map((m) => m * magnitude).find((s) => s >= raw - 1e-9) ?? 10 * magnitude))
+  const ticks: number[] = []
+  for (let t = 0; t < top + step; t += step) {
+    ticks.push(t)
+    if (t >= top) break
+  }
+  return ticks
+}
+
+export interface ChartOptions {
+  width?: number
+  height?: number
+  /** At most this many date labels under the x axis. */
+  maxLabels?: number
+  fontSize?: number
+  className?: string
+}
+
+export function lineChart(labels: string[], series: Series[], options: ChartOptions = {}): string {
+  const { width = 900, height = 260, maxLabels = 10, fontSize = 11, className = '' } = options
   const pad = { left: 44, right: 24, top: 12, bottom: 28 } // right: room for half of the last date label
   const w = width - pad.left - pad.right
   const h = height - pad.top - pad.bottom
-  const max = Math.max(1, ...series.flatMap((s) => s.values))
+  const ticks = niceTicks(Math.max(0, ...series.flatMap((s) => s.values)))
+  const max = ticks.at(-1)!
   const step = labels.length > 1 ? w / (labels.length - 1) : 0
   const x = (i: number) => pad.left + i * step
   const y = (v: number) => pad.top + h - (v / max) * h
-  const ticks = [0, 0.25, 0.5, 0.75, 1].map((f) => Math.round(max * f))
   const grid = ticks
-    .map((t) => `<line x1="${pad.left}" x2="${pad.left + w}" y1="${y(t).toFixed(1)}" y2="${y(t).toFixed(1)}" stroke="#e5e8ee"/><text x="${pad.left - 6}" y="${(y(t) + 4).toFixed(1)}" text-anchor="end" font-size="11" fill="#5b6474">${t}</text>`)
+    .map((t) => `<line x1="${pad.left}" x2="${pad.left + w}" y1="${y(t).toFixed(1)}" y2="${y(t).toFixed(1)}" stroke="#e5e8ee"/><text x="${pad.left - 6}" y="${(y(t) + 4).toFixed(1)}" text-anchor="end" font-size="${fontSize}" fill="#5b6474">${t}</text>`)
     .join('')
-  const every = Math.max(1, Math.ceil(labels.length / 10))
+  const every = Math.max(1, Math.ceil(labels.length / maxLabels))
   const xLabels = labels
-    .map((l, i) => (i % every === 0 || i === labels.length - 1 ? `<text x="${x(i).toFixed(1)}" y="${height - 8}" text-anchor="middle" font-size="11" fill="#5b6474">${escapeXml(l.slice(5))}</text>` : ''))
+    .map((l, i) => ((i % every === 0 && (i === labels.length - 1 || labels.length - 1 - i >= every / 2)) || i === labels.length - 1 ? `<text x="${x(i).toFixed(1)}" y="${height - 8}" text-anchor="middle" font-size="${fontSize}" fill="#5b6474">${escapeXml(l.slice(5))}</text>` : ''))
     .join('')
   const lines = series
     .map((s) => {
@@ -28,7 +55,18 @@ export function lineChart(labels: string[], series: Series[], width = 900, heigh
       return `<g><title>${escapeXml(s.label)}</title><polyline class="${s.className}" fill="none" stroke-width="2" points="${points}"/>${dots}</g>`
     })
     .join('')
-  return `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${width} ${height}" role="img" aria-label="Daily metrics chart">${grid}${xLabels}${lines}</svg>`
+  return `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${width} ${height}"${className ? ` class="${className}"` : ''} role="img" aria-label="Daily metrics chart">${grid}${xLabels}${lines}</svg>`
+}
+
+/** A tiny inline line of daily values (no axes), each point titled with its label and value. */
+export function sparkline(labels: string[], values: number[], width = 120, height = 28): string {
+  const max = Math.max(1, ...values)
+  const step = values.length > 1 ? (width - 4) / (values.length - 1) : 0
+  const x = (i: number) => 2 + i * step
+  const y = (v: number) => 2 + (height - 4) - (v / max) * (height - 4)
+  const points = values.map((v, i) => `${x(i).toFixed(1)},${y(v).toFixed(1)}`).join(' ')
+  const dots = values.map((v, i) => `<circle cx="${x(i).toFixed(1)}" cy="${y(v).toFixed(1)}" r="1.6"><title>${escapeXml(labels[i] ?? '')}: ${v}</title></circle>`).join('')
+  return `<svg xmlns="http://www.w3.org/2000/svg" class="spark" viewBox="0 0 ${width} ${height}" width="${width}" height="${height}" role="img" aria-label="${escapeXml(values.join(', '))}"><polyline fill="none" stroke-width="1.5" points="${points}"/>${dots}</svg>`
 }
 
 function escapeXml(text: string): string {

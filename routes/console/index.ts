@@ -11,6 +11,7 @@ import helmet from '@fastify/helmet'
 import view from '@fastify/view'
 import { Eta } from 'eta'
 import consolePages from './pages.ts'
+import { timeTag } from './format.ts'
 import { appError } from '../../core/errors.ts'
 import authorizeRoutes from './authorize.ts'
 import consoleAssets from './assets.ts'
@@ -78,7 +79,9 @@ export default async function consolePlugin(app: FastifyInstance, options: Conso
     if (flash) request.session.set('flash', undefined)
     const user = request.consoleUser ?? null
     this.header('cache-control', 'no-store')
-    return this.type('text/html; charset=utf-8').view(template, { title: 'growthdesk', user, flash, csrf: await this.generateCsrf(), ...data })
+    // `time(iso)` in a view: a <time> with the relative time and the exact one on hover (format.ts).
+    const time = (iso: string | Date | null | undefined, empty?: string) => timeTag(iso, app.now(), empty)
+    return this.type('text/html; charset=utf-8').view(template, { title: 'growthdesk', user, flash, csrf: await this.generateCsrf(), time, ...data })
   })
 
   // Console failures are pages, not JSON.

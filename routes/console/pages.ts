@@ -3,11 +3,14 @@
 // the APIs, acting as the signed-in user.
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
 import { requireUser } from './session.ts'
-import { lineChart } from './chart.ts'
+import { lineChart, sparkline } from './chart.ts'
+import { changeBadge } from './format.ts'
 import { sessionPrincipal } from '../../core/access.ts'
 import { verifyPassword } from '../../core/passwords.ts'
 import { statuses } from '../../schemas/opportunities.ts'
 import listProjects from '../../tools/list-projects.ts'
+import createProject from '../../tools/create-project.ts'
+import getOverview from '../../tools/get-overview.ts'
 import listOpportunities from '../../tools/list-opportunities.ts'
 import reviewOpportunity from '../../tools/review-opportunity.ts'
 import reviewOpportunities from '../../tools/review-opportunities.ts'
@@ -35,6 +38,12 @@ type Form = Record<string, string | undefined>
 export function safeNext(next: string | undefined, fallback = '/console'): string {
   return next && /^\/(console|oauth)(\/|\?|$)[\x21-\x7e]*$/.test(next) && !next.startsWith('//') ? next : fallback
 }
+
+/** The IANA zones a new project may take, for the console's choice (UTC first). */
+const TIME_ZONES = ['UTC', ...Intl.supportedValuesOf('timeZone').filter((z) => z !== 'UTC')]
+
+/** A project with no event for this long shows its data freshness as a warning. */
+const STALE_AFTER_MS = 24 * 3600 * 1000
 
 /** The pages where keys are made, each with the page that shows a new key once. */
 const keyPages = {
@@ -91,9 +100,54 @@ const consolePages: FastifyPluginAsync<{ publicUrl: string }> = async (app) => {
       return reply.redirect('/console/login')
     })
 
-    app.get('/console', async (request, reply) => {
+    const emptyProjectForm = { name: '', slug: '', timezone: 'UTC', description: '' }
+
+    async function homePage(request: FastifyRequest, reply: FastifyReply, projectForm = emptyProjectForm, projectError?: { message: string; fields: Record<string, string> }) {
       const { items } = await run(request, listProjects, {})
-      return reply.page('home', { title: 'Projects', projects: items })
+      return reply.page('home', { title: 'Projects', projects: items, projectForm, projectError, timeZones: TIME_ZONES })
+    }
+
+    app.get('/console', (request, reply) => homePage(request, reply))
+
+    // Create a project: create_project as the signed-in user. A refused form is shown again with
+    // its values and the reasons (nothing is created); a created project is a redirect to its page.
+    app.post('/console/projects', form, async (request, reply) => {
+      const body = (request.body ?? {}) as Form
+      const values = {
+        name: (body.name ?? '').trim(),
+        slug: (body.slug ?? '').trim(),
+        timezone: (body.timezone ?? '').trim() || 'UTC',
+        description: (body.description ?? '').replace(/\r\n/g, '\n').trim(),
+      }
+      let created
+      try {
+        created = await run(request, createProject, { name: values.name, slug: values.slug, timezone: values.timezone, ...(values.description ? { description: values.description } : {}) })
+      } catch (err) {
+        const e = err as { statusCode?: number; message?: string; details?: { path: string; message: string }[] }
+        if (e.statusCode === undefined || e.statusCode >= 500) throw err
+        const fields: Record<string, string> = {}
+        for (const d of e.details ?? []) {
+          const field = d.path.replace(/^\//, '').split('/')[0] || 'input'
+          // The schema's own words for a slug are a regular expression; say it for people.
+          const message = field === 'slug' && /pattern/i.test(d.message) ? 'must be lowercase letters, digits and dashes, such as my-app' : d.message
+          fields[field] = fields[field] ? `${fields[field]}; ${message}` : message
+        }
+        reply.code(e.statusCode)
+        const reasons = Object.entries(fields).map(([f, m]) => `${f} ${m}`).join('; ')
+        const message = e.statusCode === 409 || !reasons ? (e.message ?? 'failed') : reasons
+        return homePage(request, reply, values, { message: `The project was not created: ${message}`, fields })
+      }
+      flash(request, 'ok', `Project “${created.name}” created.`)
+      return reply.redirect(`/console/projects/${encodeURIComponent(created.slug)}`, 303)
+    })
+
+    app.get<{ Params: { project: string } }>('/console/projects/:project', async (request, reply) => {
+      const overview = await run(request, getOverview, {}, request.params.project)
+      const project = await app.repos.projects.access(sessionPrincipal(request.consoleUser), request.params.project)
+      const now = app.now()
+      const last = overview.last_event_at ? new Date(overview.last_event_at) : null
+      const stale = !last || now.getTime() - last.getTime() > STALE_AFTER_MS
+      return reply.page('overview', { title: project!.name, project, overview, statuses, stale, change: changeBadge })
     })
 
     app.get('/console/profile', async (_request, reply) => reply.page('profile', { title: 'Profile' }))
@@ -322,14 +376,21 @@ const consolePages: FastifyPluginAsync<{ publicUrl: string }> = async (app) => {
         run(request, getDailyEventSummary, { window }, request.params.project),
       ])
       const project = await app.repos.projects.access(sessionPrincipal(request.consoleUser), request.params.project)
-      const chart = lineChart(
-        ops.days.map((d) => d.date),
-        [
-          { className: 's1', label: 'registered users', values: ops.days.map((d) => d.registered_users) },
-          { className: 's2', label: 'daily use users', values: ops.days.map((d) => d.daily_use_users) },
-        ]
-      )
-      return reply.page('metrics', { title: `Metrics · ${project!.name}`, project, ops, summary, chart })
+      const dates = ops.days.map((d) => d.date)
+      const series = [
+        { className: 's1', label: 'new users (signups)', values: ops.days.map((d) => d.registered_users) },
+        { className: 's2', label: 'daily users', values: ops.days.map((d) => d.daily_use_users) },
+      ]
+      // Two drawings of one chart: wide for desktops, and taller with fewer, larger labels for phones (CSS shows one).
+      const chart = lineChart(dates, series, { className: 'wide' }) + lineChart(dates, series, { className: 'narrow', width: 420, height: 300, maxLabels: 5, fontSize: 13 })
+      // The event summary as one row per event: its daily counts (oldest first) with a sparkline and the total.
+      const names = [...new Set(summary.totals.map((t) => t.event))].sort()
+      const events = names.map((event) => {
+        const counts = summary.days.map((d) => d.events.find((e) => e.event === event)?.count ?? 0)
+        const users = summary.days.map((d) => d.events.find((e) => e.event === event)?.unique_users ?? 0)
+        return { event, counts, users, total: summary.totals.find((t) => t.event === event)?.count ?? 0, peakUsers: Math.max(0, ...users), spark: sparkline(summary.days.map((d) => d.date), counts) }
+      })
+      return reply.page('metrics', { title: `Metrics · ${project!.name}`, project, ops, summary, events, chart })
     })
 
     app.get('/console/workspace', async (request, reply) => {

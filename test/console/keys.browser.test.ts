@@ -111,10 +111,14 @@ t.test('console keys in a browser', { skip }, async (t) => {
     await row.locator('td.key-id button.copy').click()
     await page.waitForFunction(() => document.querySelector('td.key-id button.copy')?.textContent === 'Copied')
     t.equal(await page.evaluate(() => navigator.clipboard.readText()), stored.id, 'Copy puts the id on the clipboard')
-    t.match(cells[3], ISO, 'created time')
-    t.equal(cells[3], stored.createdAt.toISOString())
-    t.match(cells[4], ISO, 'last-used time')
-    t.equal(cells[4], stored.lastUsedAt!.toISOString())
+    // Times for people: relative text, the exact time in datetime (and on hover).
+    const times = await row.locator('time').evaluateAll((els) => els.map((el) => [el.getAttribute('datetime'), el.getAttribute('title')]))
+    t.match(times[0]![0], ISO, 'created time')
+    t.equal(times[0]![0], stored.createdAt.toISOString())
+    t.match(times[1]![0], ISO, 'last-used time')
+    t.equal(times[1]![0], stored.lastUsedAt!.toISOString())
+    t.ok(times.every(([, title]) => title), 'the exact time on hover')
+    t.same([cells[3], cells[4]], ['just now', 'just now'], 'shown as relative times')
 
     // Revoke it: the button asks first, naming the key; Cancel changes nothing.
     await clickAndWait(page, row.locator('a', { hasText: 'Revoke' }))
@@ -130,7 +134,7 @@ t.test('console keys in a browser', { skip }, async (t) => {
     t.match(await page.locator('.flash').innerText(), /revoked/)
     const after = await rowCells(page, display)
     t.match(await after.row.getAttribute('class'), /revoked/, 'the row is marked revoked')
-    t.equal(after.cells.at(-1), 'revoked')
+    t.equal(after.cells.at(-1), 'revoked just now', 'revoked, and when')
     t.equal(await after.row.locator('a', { hasText: 'Revoke' }).count(), 0, 'no Revoke button any more')
     const refused = await app.inject({ method: 'GET', url: daily, headers: bearer(key) })
     t.equal(refused.statusCode, 401, 'the revoked key gets 401')
@@ -176,7 +180,7 @@ t.test('console keys in a browser', { skip }, async (t) => {
     const serviceRow = await rowCells(page, `gds_…${service.slice(-4)}`)
     t.same([...serviceRow.cells.slice(0, 2), serviceRow.cells[3]], ['nightly job', `gds_…${service.slice(-4)}`, 'all'])
     t.match(serviceRow.cells[2], /^key_[0-9A-Za-z]+\s+Copy$/, 'its id')
-    t.match(serviceRow.cells[4], ISO)
+    t.match(await serviceRow.row.locator('time').first().getAttribute('datetime'), ISO)
     const ingestRow = await rowCells(page, `gdi_…${ingest.slice(-4)}`)
     t.same([...ingestRow.cells.slice(0, 2), ingestRow.cells[3]], ['web app', `gdi_…${ingest.slice(-4)}`, ws.project.slug], 'the ingest key names its project')
 

@@ -1,6 +1,7 @@
 // The metrics page in Chromium on a pinned clock: events ingested through the API show up in
-// the SVG chart (two series, one point per day, heights in proportion), in the numbers table
-// (the same as the API's daily-ops) and in the daily event summary; 7 and 30 days.
+// the SVG chart (two series, one point per day, heights in proportion, round ticks), in the
+// numbers table (the API's daily-ops, each fact once) and in the event summary (one row per
+// event with a sparkline and its total); 7 and 30 days.
 import t, { type Test } from 'tap'
 import fs from 'node:fs'
 import os from 'node:os'
@@ -9,6 +10,7 @@ import { randomUUID } from 'node:crypto'
 import type { Page } from 'playwright-core'
 import { bearer, fixedClock, listenTestApp, seedWorkspace } from '../helpers/app.ts'
 import { FILE_TIMEOUT, browserSkip, clickAndWait, launchChromium, newPage, signIn } from './helpers.ts'
+import { niceTicks } from '../../routes/console/chart.ts'
 
 t.setTimeout(FILE_TIMEOUT)
 const skip = browserSkip(t)
@@ -61,7 +63,7 @@ const tableRows = (page: Page, n: number) =>
 
 /** The chart's polylines: class and [x, y] points. */
 const polylines = (page: Page) =>
-  page.locator('figure.chart svg polyline').evaluateAll((els) =>
+  page.locator('figure.chart svg.wide polyline').evaluateAll((els) =>
     els.map((el) => ({ className: el.getAttribute('class'), points: el.getAttribute('points')!.trim().split(/\s+/).map((p) => p.split(',').map(Number)) }))
   )
 
@@ -96,11 +98,11 @@ t.test('metrics page in a browser', { skip }, async (t) => {
     t.equal(await page.locator('.tabs a.on').innerText(), window === '7d' ? '7 days' : '30 days', 'the window is marked')
 
     // The chart: an <svg> with two series of one point per day, heights proportional to the values.
-    t.equal(await page.locator('figure.chart svg').count(), 1, 'an <svg> chart')
+    t.equal(await page.locator('figure.chart svg.wide').count(), 1, 'an <svg> chart')
     const lines = await polylines(page)
     t.same(lines.map((l) => l.className), ['s1', 's2'], 'two polylines')
     t.same(lines.map((l) => l.points.length), [days, days], `${days} points each`)
-    const max = Math.max(1, ...ops.days.flatMap((d: Day) => [d.registered_users, d.daily_use_users]))
+    const max = niceTicks(Math.max(...ops.days.flatMap((d: Day) => [d.registered_users, d.daily_use_users]))).at(-1)!
     const yOf = (v: number) => 12 + 220 - (v / max) * 220
     const ys = (field: 'registered_users' | 'daily_use_users') => ops.days.map((d: Day) => yOf(d[field]))
     for (const [i, field] of (['registered_users', 'daily_use_users'] as const).entries()) {
@@ -111,7 +113,7 @@ t.test('metrics page in a browser', { skip }, async (t) => {
     }
 
     // Every label is drawn inside the chart (none clipped at an edge).
-    const outside = await page.locator('figure.chart svg').evaluate((svg) => {
+    const outside = await page.locator('figure.chart svg.wide').evaluate((svg) => {
       const box = (svg as SVGSVGElement).viewBox.baseVal
       return [...svg.querySelectorAll('text')]
         .map((el) => ({ text: el.textContent, b: (el as SVGTextElement).getBBox() }))
@@ -119,23 +121,32 @@ t.test('metrics page in a browser', { skip }, async (t) => {
         .map(({ text }) => text)
     })
     t.same(outside, [], 'no axis label sticks out of the chart')
-    const dots = await page.locator('figure.chart svg circle').evaluateAll((els) => [...new Set(els.map((el) => `${el.getAttribute('class')} ${getComputedStyle(el).fill}`))].sort())
+    const dots = await page.locator('figure.chart svg.wide circle').evaluateAll((els) => [...new Set(els.map((el) => `${el.getAttribute('class')} ${getComputedStyle(el).fill}`))].sort())
     t.same(dots, ['s1 rgb(47, 91, 234)', 's2 rgb(22, 160, 133)'], 'the dots have the colours of their series')
 
     // The numbers table is the API's daily-ops.
     const rows = await tableRows(page, 0)
     t.same(
       rows,
-      ops.days.map((d: Day) => [d.date, d.registered_users, d.daily_use_users, d.active_users, d.signup_events, d.daily_use_events].map(String)),
-      'the table rows are the daily-ops of the API'
+      ops.days.map((d: Day) => [d.date, d.registered_users, d.signup_events, d.daily_use_users, d.daily_use_events].map(String)),
+      'the table rows are the daily-ops of the API, each fact once (active_users repeats daily_use_users)'
     )
 
-    // The daily event summary lists the events, as the API does.
-    const summaryRows = await tableRows(page, 1)
-    const expected = summary.days.flatMap((d: { date: string; events: { event: string; count: number; unique_users: number }[] }) =>
-      d.events.map((e) => [d.date, e.event, String(e.count), String(e.unique_users)])
+    // The event summary: one row per event of the window, its total as the API's, a sparkline of one point per day.
+    t.equal(await page.locator('table.numbers').count(), 3, 'daily numbers, the event summary, and its pivot')
+    const summaryRows = await page.locator('table.events tbody tr').evaluateAll((trs) =>
+      trs.map((tr) => ({ event: tr.getAttribute('data-event'), total: tr.querySelector('[data-field=total]')!.textContent!.trim(), points: tr.querySelectorAll('svg.spark circle').length }))
     )
-    t.same(summaryRows, expected, 'the event summary rows are the API daily-event-summary')
+    const totals = Object.fromEntries(summary.totals.map((e: { event: string; count: number }) => [e.event, e.count]))
+    t.same(Object.fromEntries(summaryRows.map((r) => [r.event, Number(r.total)])), totals, 'one row per event with the API total')
+    t.ok(summaryRows.every((r) => r.points === days), `a sparkline of ${days} days each`)
+    // The pivot (events × days) holds the same counts as the API's days.
+    const pivot = await page.locator('details.pivot tbody tr').evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent!.trim())))
+    const expectedPivot = summaryRows.map((r) => [
+      ...summary.days.map((d: { events: { event: string; count: number }[] }) => String(d.events.find((e) => e.event === r.event)?.count || '·')),
+      r.total,
+    ])
+    t.same(pivot, expectedPivot, 'the pivot is events × days of the API')
     return { ops, summaryRows }
   }
 
@@ -147,12 +158,8 @@ t.test('metrics page in a browser', { skip }, async (t) => {
       'the API counts the ingested events as expected'
     )
     t.same(await tableRows(page, 0).then((rows) => rows.map((r) => r[0])), EXPECTED_7D.map((d) => d[0]), 'today and the 6 days before')
-    t.match(summaryRows, [
-      ['2026-11-14', 'daily_use', '1', '1'],
-      ['2026-11-14', 'signup', '1', '1'],
-    ])
-    t.ok(summaryRows.some((r) => r[0] === '2026-11-20' && r[1] === 'page_view' && r[2] === '3' && r[3] === '2'), 'page_view today: 3 events, 2 users')
-    t.notOk(summaryRows.some((r) => r[0] === '2026-11-10'), 'nothing from before the window')
+    t.same(summaryRows.map((r) => [r.event, r.total]), [['daily_use', '7'], ['page_view', '3'], ['signup', '3']], 'events by name with their 7-day totals')
+    t.equal(await page.locator('tr[data-event=page_view] td[data-label="Peak daily users"]').innerText(), '2', 'page_view today: 2 users')
 
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'growthdesk-metrics-'))
     const file = path.join(dir, 'metrics-7d.png')
@@ -167,7 +174,7 @@ t.test('metrics page in a browser', { skip }, async (t) => {
     const { ops, summaryRows } = await check(t, '30d', 30)
     t.equal(ops.days[0].date, '2026-10-22', 'today and the 29 days before')
     t.match(ops.days.find((d: Day) => d.date === '2026-11-10'), { registered_users: 1, daily_use_users: 1 })
-    t.ok(summaryRows.some((r) => r[0] === '2026-11-10' && r[1] === 'signup'), 'the older event is in the 30-day summary')
+    t.same(summaryRows.map((r) => [r.event, r.total]), [['daily_use', '8'], ['page_view', '3'], ['signup', '4']], 'the older events count in the 30-day totals')
     await clickAndWait(page, page.locator('.tabs a', { hasText: '7 days' }))
     t.same((await polylines(page)).map((l) => l.points.length), [7, 7], 'and back to 7 days')
   })

@@ -17,6 +17,28 @@ document.addEventListener('click', async (event) => {
   }
 })
 
+// Times: the server writes <time datetime="ISO" title="exact UTC">3 h ago</time>; here the exact
+// time on hover is restated in the viewer's own zone (and a bare date, for older times, too).
+// Run again on what the board redraws in place.
+const localizeTimes = (root) => {
+  for (const el of root.querySelectorAll('time[datetime]')) {
+    const when = new Date(el.getAttribute('datetime'))
+    if (Number.isNaN(when.getTime())) continue
+    try {
+      // (dateStyle cannot be combined with timeZoneName: the fields one by one.)
+      el.title = when.toLocaleString(undefined, { year: 'numeric', month: 'short', day: 'numeric', hour: 'numeric', minute: '2-digit', second: '2-digit', timeZoneName: 'short' })
+      if (/^\d{4}-\d{2}-\d{2}$/.test(el.textContent.trim())) el.textContent = when.toLocaleDateString(undefined, { dateStyle: 'medium' })
+    } catch { /* an old browser: the UTC title stays */ }
+  }
+}
+localizeTimes(document)
+
+// A new project's time zone defaults to the viewer's own, when the form still shows the default.
+for (const select of document.querySelectorAll('select[data-local-default="true"]')) {
+  const zone = Intl.DateTimeFormat().resolvedOptions().timeZone
+  if (zone && [...select.options].some((o) => o.value === zone)) select.value = zone
+}
+
 // Review board (issue 15). Forms marked data-inplace (a card's status/evaluation, the bulk bar)
 // are plain forms that work without this; here they post in the background and the board is
 // redrawn from the page the server answers with (its counts, columns and message), keeping
@@ -70,6 +92,7 @@ document.addEventListener('submit', async (event) => {
     return
   }
   document.querySelector('main').replaceWith(document.adoptNode(main))
+  localizeTimes(main)
   // What was just applied to all of them is not selected any more; otherwise the ticks stay.
   if (form.id !== 'bulk') {
     for (const id of ticked) {
