@@ -732,6 +732,7 @@ t.test('fuzzing every route', async (t) => {
       'POST /console/projects/:project/opportunities/bulk-review': {
         valid: { event_ids: opp, status: 'reviewing', evaluation: 'useful', back: '/console' },
         bad: { event_ids: [otherOpp, 'opp_doesnotexist000', 'x', '', 'a\u0000b'], status: ['nope', 'USEFUL'], evaluation: ['nope', 'a\u0000'], ':project': badPath },
+      },
       'POST /console/projects': {
         valid: { name: 'Fuzzed', slug: 'fuzzed', timezone: 'UTC', description: 'd' },
         bad: { name: ['', ' ', 'x'.repeat(201), 'a\u0000b'], slug: ['', 'Bad Slug', ws.project.slug, '-x', 'x'.repeat(65), 'a\u0000b', '\ud800'], timezone: ['Mars/Base', 'Europe/Nowhere', 'a\u0000b', 'x'.repeat(65)], description: ['x'.repeat(5001), 'a\u0000b'] },
