@@ -111,7 +111,7 @@ t.test('console keys in a browser', { skip }, async (t) => {
     await row.locator('td.key-id button.copy').click()
     await page.waitForFunction(() => document.querySelector('td.key-id button.copy')?.textContent === 'Copied')
     t.equal(await page.evaluate(() => navigator.clipboard.readText()), stored.id, 'Copy puts the id on the clipboard')
-    t.equal(cells[3].replace(/\s+/g, ' '), 'all projects read & write no expiry', 'not narrowed: every project, read & write, no expiry')
+    t.equal(cells[3]!.replace(/\s+/g, ' '), 'all projects read & write no expiry', 'not narrowed: every project, read & write, no expiry')
     t.match(cells[4], ISO, 'created time')
     t.equal(cells[4], stored.createdAt.toISOString())
     t.match(cells[5], ISO, 'last-used time')
