@@ -48,7 +48,9 @@ t.test('keys narrowed in the console work only where and as narrowed', { skip },
     const overview = await app.inject({ method: 'GET', url: `${base}/${ws.project.slug}/overview`, headers: bearer(key) })
     t.equal(overview.statusCode, 200, 'another read of its project (by slug): 200')
     const write = await app.inject({
-      method: 'POST', url: `${base}/${ws.project.id}/opportunities`, headers: bearer(key),
+      method: 'POST',
+      url: `${base}/${ws.project.id}/opportunities`,
+      headers: bearer(key),
       payload: { contribution_type: 'partnership', key_information: 'A newsletter wants to feature us', reason: 'Reach', suggested_action: 'Reply' },
     })
     t.equal(write.statusCode, 403, 'a write: 403')
