@@ -182,17 +182,19 @@ const adminListKeys = defineCommand({
     await inv.withApp(async (app) => {
       const keys = await listKeys(app, { workspace: inv.options.workspace, email: inv.options.user, kinds: inv.options.kind ? [inv.options.kind] : undefined, activeOnly: inv.options.active })
       const state = (k: (typeof keys)[number]) => (k.revoked_at ? `revoked ${k.revoked_at}` : k.expired ? 'expired' : 'active')
-      inv.print({ keys }, keys.length === 0 ? ['No keys match.'] : [
-        ...columns([
-          ['WORKSPACE', 'USER', 'KIND', 'NAME', 'KEY', 'ID', 'PROJECT', 'ACCESS', 'EXPIRES', 'LAST USED', 'STATE'],
-          ...keys.map((k) => [
-            k.workspace, k.user, k.kind, k.name || '-', k.display, k.id, k.project?.slug ?? 'all',
-            k.read_only ? 'read-only' : 'read-write', k.expires_at ?? 'never', k.last_used_at ?? 'never', state(k),
-          ]),
-        ]),
-        '',
+      inv.print({ keys }, keys.length === 0
+        ? ['No keys match.']
+        : [
+            ...columns([
+              ['WORKSPACE', 'USER', 'KIND', 'NAME', 'KEY', 'ID', 'PROJECT', 'ACCESS', 'EXPIRES', 'LAST USED', 'STATE'],
+              ...keys.map((k) => [
+                k.workspace, k.user, k.kind, k.name || '-', k.display, k.id, k.project?.slug ?? 'all',
+                k.read_only ? 'read-only' : 'read-write', k.expires_at ?? 'never', k.last_used_at ?? 'never', state(k),
+              ]),
+            ]),
+            '',
         `${keys.length} key${keys.length === 1 ? '' : 's'}. Revoke one with: growthdesk admin revoke-key KEY_ID`,
-      ])
+          ])
     })
   },
 })
@@ -205,12 +207,14 @@ const adminListWorkspaces = defineCommand({
     const { listWorkspaces } = await adminActions()
     await inv.withApp(async (app) => {
       const workspaces = await listWorkspaces(app)
-      inv.print({ workspaces }, workspaces.length === 0 ? ['No workspaces yet: growthdesk admin bootstrap creates one.'] : [
-        ...columns([
-          ['ID', 'NAME', 'USERS', 'PROJECTS', 'DISABLED TOOLS'],
-          ...workspaces.map((w) => [w.id, w.name, String(w.users), String(w.projects), w.disabled_tools.join(',') || '-']),
-        ]),
-      ])
+      inv.print({ workspaces }, workspaces.length === 0
+        ? ['No workspaces yet: growthdesk admin bootstrap creates one.']
+        : [
+            ...columns([
+              ['ID', 'NAME', 'USERS', 'PROJECTS', 'DISABLED TOOLS'],
+              ...workspaces.map((w) => [w.id, w.name, String(w.users), String(w.projects), w.disabled_tools.join(',') || '-']),
+            ]),
+          ])
     })
   },
 })

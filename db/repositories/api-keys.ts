@@ -126,7 +126,7 @@ export function createApiKeysRepository(db: Queryable, cache = new SettingsCache
         .where(and(
           filter.workspaceId ? eq(apiKeys.workspaceId, filter.workspaceId) : undefined,
           filter.email ? eq(users.email, filter.email) : undefined,
-          filter.kinds ? inArray(apiKeys.kind, filter.kinds) : undefined,
+          filter.kinds ? inArray(apiKeys.kind, filter.kinds) : undefined
         ))
         .orderBy(desc(apiKeys.createdAt), desc(apiKeys.id))
     },

@@ -175,9 +175,19 @@ t.test('admin commands on the configured database', async (t) => {
     t.notOk(JSON.stringify(all).match(/gd[msi]_[0-9A-Za-z]{38}/), 'no key itself, only the masked form')
     const narrowed = all.find((k: { id: string }) => k.id === ingest.id)
     t.strictSame(narrowed, {
-      id: ingest.id, workspace: first.workspace.id, user: 'reviewer@acme.test', kind: 'ingest', name: 'ci', display: ingest.display,
-      project: { id: first.project.id, slug: 'demo-project' }, read_only: true, expires_at: ingest.expires_at, expired: false,
-      created_at: narrowed.created_at, last_used_at: null, revoked_at: null,
+      id: ingest.id,
+      workspace: first.workspace.id,
+      user: 'reviewer@acme.test',
+      kind: 'ingest',
+      name: 'ci',
+      display: ingest.display,
+      project: { id: first.project.id, slug: 'demo-project' },
+      read_only: true,
+      expires_at: ingest.expires_at,
+      expired: false,
+      created_at: narrowed.created_at,
+      last_used_at: null,
+      revoked_at: null,
     }, 'workspace, user, kind, name, display, id, project, read-only, expiry, last use, revoked')
     t.ok(all.find((k: { id: string }) => k.id === service.id).revoked_at, 'the revoked key says so')
 
