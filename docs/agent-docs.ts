@@ -154,10 +154,12 @@ curl -s -X POST ${url}/mcp \\
 \`\`\`
 
 The endpoint is stateless and answers in JSON: no session, so \`tools/list\` and \`tools/call\`
-work as first requests (an MCP client may \`initialize\` first as usual). Both headers matter:
-\`Accept\` must list \`application/json\` and \`text/event-stream\`, and
-\`MCP-Protocol-Version\` names the revision (2025-03-26, 2025-06-18, 2025-11-25; 2026-07-28
-clients discover it with \`server/discover\`). MCP clients that cannot send a key may use
+work as first requests (an MCP client may \`initialize\` first as usual). \`Content-Type:
+application/json\` is required (else 415); \`Accept\` lists both types as the MCP specification
+asks of clients, and the answer is always one JSON response. \`MCP-Protocol-Version\` names the
+revision: 2025-03-26, 2025-06-18 and 2025-11-25 work exactly as shown, an unknown one gets 400;
+2026-07-28 clients start with \`server/discover\` and send \`_meta\` and the \`Mcp-Method\` /
+\`Mcp-Name\` headers with each request. MCP clients that cannot send a key may use
 OAuth: the endpoint's 401 points to its metadata.
 
 ## Choosing the project

@@ -95,6 +95,23 @@ t.test('/SKILL.md: every first call works as written', async (t) => {
     t.notOk((res.json.result as { isError?: boolean }).isError)
   })
 
+  await t.test('the MCP example\'s headers are the ones the document says matter', async (t) => {
+    const curl = parseCurl(project(examplesUnder(md, 'MCP (`gdm_` or `gds_`)')[0]!), { GROWTHDESK_MCP_KEY: ws.keys.mcp })
+    t.match(curl.headers, { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': /^2025-/ })
+    const { 'content-type': _, ...withoutType } = curl.headers
+    t.equal((await fetch(curl.url, { method: 'POST', headers: withoutType, body: curl.body })).status, 415, 'without Content-Type: 415, as documented')
+    const unknown = await fetch(curl.url, { method: 'POST', headers: { ...curl.headers, 'mcp-protocol-version': '1999-01-01' }, body: curl.body })
+    t.equal(unknown.status, 400, 'an unknown MCP-Protocol-Version: 400, as documented')
+    for (const version of ['2025-03-26', '2025-06-18', '2025-11-25']) {
+      t.match(md, version)
+      const res = await fetch(curl.url, { method: 'POST', headers: { ...curl.headers, 'mcp-protocol-version': version }, body: curl.body })
+      t.equal(res.status, 200, `${version} works as shown`)
+      t.notOk(((await res.json()) as { result?: { isError?: boolean } }).result?.isError)
+    }
+    t.match(md, 'is required (else 415)')
+    t.match(md, 'an unknown one gets 400')
+  })
+
   await t.test('the 401 the document explains is the one a wrong kind of key gets', async (t) => {
     const service = parseCurl(project(examplesUnder(md, 'Service key (`gds_`)')[0]!), { SERVICE_API_KEY: ws.keys.mcp })
     const refused = await send(service)
