@@ -74,7 +74,7 @@ const adminBootstrap = defineCommand({
 
 const adminCreateUser = defineCommand({
   path: ['admin', 'create-user'],
-  summary: "Add a user to a project's workspace with a role, a password and MCP and service keys.",
+  summary: "Add a user to a project's workspace with a role, a password and MCP (gdm_) and service (gds_) keys.",
   options: {
     email: { type: 'string', value: 'EMAIL', description: "the new user's email", required: true },
     project: { type: 'string', value: 'ID_OR_SLUG', description: 'project id (prj_…) or slug', required: true },
@@ -103,7 +103,11 @@ const MAX_EXPIRY_DAYS = 3650
 const adminCreateKey = defineCommand({
   path: ['admin', 'create-key'],
   summary: 'Create an API key acting as an existing user.',
-  details: ['An ingest key belongs to one project, so it needs --project.', 'The key is printed once; only its hash is stored.'],
+  details: [
+    'Which kind works where: mcp (gdm_) the project-side API /api/v1/mcp and MCP /mcp; service (gds_) the tools REST API /v1',
+    'and MCP /mcp; ingest (gdi_) only POST /v1/events for its project.',
+    'An ingest key belongs to one project, so it needs --project.', 'The key is printed once; only its hash is stored.',
+  ],
   options: {
     email: { type: 'string', value: 'EMAIL', description: 'the user the key acts as', required: true },
     kind: { type: 'string', description: 'mcp (gdm_), service (gds_) or ingest (gdi_)', required: true, choices: issuableKinds },
@@ -138,6 +142,7 @@ const adminCreateKey = defineCommand({
 const adminRevokeKey = defineCommand({
   path: ['admin', 'revoke-key'],
   summary: 'Revoke an API key by its id (key_…); it stops working at once.',
+  details: ['Any kind (mcp gdm_, service gds_, ingest gdi_, oauth gdo_). Takes the id, never the key itself: admin list-keys shows the ids.'],
   positionals: ['KEY_ID'],
   options: { json },
   async run(inv) {
@@ -146,6 +151,70 @@ const adminRevokeKey = defineCommand({
     await inv.withApp(async (app) => {
       const r = await revokeKey(app, id)
       inv.print(r, [`Revoked key ${r.id}.`])
+    })
+  },
+})
+
+const listableKinds = ['mcp', 'service', 'ingest', 'oauth'] as const satisfies readonly KeyKind[]
+
+/** Columns of a plain-text table: each padded to its widest cell. */
+function columns(rows: readonly (readonly string[])[]): string[] {
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)))
+  return rows.map((r) => r.map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i]!))).join('  ').trimEnd())
+}
+
+const adminListKeys = defineCommand({
+  path: ['admin', 'list-keys'],
+  summary: 'List API keys (masked) with their ids, scope, expiry, last use and whether they are revoked.',
+  details: [
+    'Keys are shown as gdm_…abcd: the secret itself is never stored. Revoke one with admin revoke-key KEY_ID.',
+    'Kinds: mcp (gdm_, project-side API and MCP), service (gds_, tools REST API and MCP), ingest (gdi_, POST /v1/events), oauth (gdo_, tokens of connected MCP clients).',
+  ],
+  options: {
+    workspace: { type: 'string', value: 'WORKSPACE_ID', description: 'only this workspace (wsp_…; admin list-workspaces shows them)' },
+    user: { type: 'string', value: 'EMAIL', description: 'only the keys acting as this user' },
+    kind: { type: 'string', description: 'only this kind of key', choices: listableKinds },
+    active: { type: 'boolean', description: 'hide revoked and expired keys' },
+    json,
+  },
+  async run(inv) {
+    const { listKeys } = await adminActions()
+    await inv.withApp(async (app) => {
+      const keys = await listKeys(app, { workspace: inv.options.workspace, email: inv.options.user, kinds: inv.options.kind ? [inv.options.kind] : undefined, activeOnly: inv.options.active })
+      const state = (k: (typeof keys)[number]) => (k.revoked_at ? `revoked ${k.revoked_at}` : k.expired ? 'expired' : 'active')
+      inv.print({ keys }, keys.length === 0
+        ? ['No keys match.']
+        : [
+            ...columns([
+              ['WORKSPACE', 'USER', 'KIND', 'NAME', 'KEY', 'ID', 'PROJECT', 'ACCESS', 'EXPIRES', 'LAST USED', 'STATE'],
+              ...keys.map((k) => [
+                k.workspace, k.user, k.kind, k.name || '-', k.display, k.id, k.project?.slug ?? 'all',
+                k.read_only ? 'read-only' : 'read-write', k.expires_at ?? 'never', k.last_used_at ?? 'never', state(k),
+              ]),
+            ]),
+            '',
+        `${keys.length} key${keys.length === 1 ? '' : 's'}. Revoke one with: growthdesk admin revoke-key KEY_ID`,
+          ])
+    })
+  },
+})
+
+const adminListWorkspaces = defineCommand({
+  path: ['admin', 'list-workspaces'],
+  summary: 'List workspaces with their ids (wsp_…), the --workspace of other admin commands.',
+  options: { json },
+  async run(inv) {
+    const { listWorkspaces } = await adminActions()
+    await inv.withApp(async (app) => {
+      const workspaces = await listWorkspaces(app)
+      inv.print({ workspaces }, workspaces.length === 0
+        ? ['No workspaces yet: growthdesk admin bootstrap creates one.']
+        : [
+            ...columns([
+              ['ID', 'NAME', 'USERS', 'PROJECTS', 'DISABLED TOOLS'],
+              ...workspaces.map((w) => [w.id, w.name, String(w.users), String(w.projects), w.disabled_tools.join(',') || '-']),
+            ]),
+          ])
     })
   },
 })
@@ -182,6 +251,8 @@ export const commands: readonly Command[] = [
   adminCreateUser,
   adminCreateKey,
   adminRevokeKey,
+  adminListKeys,
+  adminListWorkspaces,
   toolSwitch(false),
   toolSwitch(true),
   seedDemo,
@@ -437,6 +508,9 @@ function globalHelp(): string {
       ['DATA_DIR', 'folder of the embedded database (default ./.data); stop the server first'],
       ['LOG_LEVEL', 'debug prints the stack of unexpected errors'],
     ]),
+    '',
+    'Keys: gdm_ (mcp) for the project-side API and MCP, gds_ (service) for the tools REST API and MCP — what',
+    "'tools' and 'call' need in SERVICE_API_KEY —, gdi_ (ingest) for POST /v1/events. Each command's help says which it takes.",
     '',
     "Run 'growthdesk help <command>' for its options. Exit codes: 0 success, 1 failure, 2 usage error.",
     '',

@@ -3,6 +3,11 @@
 import { defineCommand, type Invocation } from './command.ts'
 import { firstSentence } from '../docs/agent-docs.ts'
 
+/** Said in the help of every command that takes a key. */
+export const KEY_NEEDED =
+  'Key: a service key (gds_) in SERVICE_API_KEY — the tools REST API (/v1) takes no other kind; a gdm_ key gets ' +
+  '401 "This endpoint takes a service key (gds_) or OAuth access token (gdo_); a project-side MCP API key (gdm_) was sent." Make one in the console (Keys) or with admin create-key --kind service.'
+
 interface Service {
   url: string
   key: string
@@ -60,7 +65,8 @@ interface Contract {
 
 const tools = defineCommand({
   path: ['tools'],
-  summary: 'List the tools of a running service (SERVICE_URL, SERVICE_API_KEY).',
+  summary: 'List the tools of a running service (SERVICE_URL, SERVICE_API_KEY=gds_…).',
+  details: [KEY_NEEDED],
   options: { json: { type: 'boolean', description: 'print the raw listing as JSON' } },
   async run(inv) {
     const res = await request(inv, service(inv), '/v1/tools', { method: 'GET' })
@@ -83,6 +89,7 @@ const call = defineCommand({
   path: ['call'],
   summary: "Call a tool of a running service: growthdesk call <tool> --json '<arguments>'.",
   details: [
+    KEY_NEEDED,
     'Prints the result as JSON. A tool error prints the error object on stderr and exits 1.',
     'The project: "project" in the arguments, else --project, else SERVICE_PROJECT (both sent as X-Service-Project).',
   ],

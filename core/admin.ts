@@ -76,6 +76,7 @@ export async function bootstrap(
 export function describeBootstrap(r: BootstrapResult, publicUrl: string): string[] {
   return [
     `  console:   ${publicUrl}/console`,
+    `  workspace: ${r.workspace.name} (${r.workspace.id})   (--workspace of admin commands)`,
     `  email:     ${r.user.email}`,
     `  password:  ${r.user.password}`,
     `  project:   ${r.project.slug} (${r.project.id})`,
@@ -83,6 +84,7 @@ export function describeBootstrap(r: BootstrapResult, publicUrl: string): string
     `  service:   ${r.keys.service}   (tools REST API /v1, MCP /mcp)`,
     `  ingest:    ${r.keys.ingest}   (POST /v1/events for ${r.project.slug})`,
     'These are shown once and stored only as hashes: copy them now.',
+    'Later: growthdesk admin list-keys shows every key (masked) with its id; admin list-workspaces the workspace ids.',
   ]
 }
 
@@ -152,4 +154,37 @@ export async function setToolEnabled(app: FastifyInstance, input: { workspace: s
   if (!result.ok && result.reason === 'unknown_tool') throw new AdminError(`There is no tool named '${input.tool}'. Known: ${app.registry.names().join(', ') || 'none'}.`)
   if (!result.ok) throw new AdminError(`No workspace with the id ${input.workspace}.`)
   return { workspace: input.workspace, tool: input.tool, enabled: input.enabled, disabled_tools: result.disabled }
+}
+
+/** Every key, for `admin list-keys`: who, what, where it reaches, and whether it still works (at `now`). */
+export async function listKeys(app: FastifyInstance, filter: { workspace?: string; email?: string; kinds?: KeyKind[]; activeOnly?: boolean }) {
+  if (filter.workspace !== undefined && !/^wsp_[0-9A-Za-z]{1,40}$/.test(filter.workspace)) {
+    throw new AdminError(`'${filter.workspace}' is not a workspace id (wsp_…); admin list-workspaces shows them.`)
+  }
+  const email = filter.email?.trim().toLowerCase()
+  if (email !== undefined && !(await app.repos.users.findByEmail(email))) throw new AdminError(`No user with the email ${filter.email}.`)
+  const now = app.now()
+  const rows = await app.repos.apiKeys.listAll({ workspaceId: filter.workspace, email, kinds: filter.kinds })
+  const keys = rows.map((k) => ({
+    id: k.id,
+    workspace: k.workspaceId,
+    user: k.email,
+    kind: k.kind,
+    name: k.name,
+    display: k.display,
+    project: k.projectId === null ? null : { id: k.projectId, slug: k.projectSlug ?? '' },
+    read_only: k.readOnly,
+    expires_at: k.expiresAt?.toISOString() ?? null,
+    expired: k.expiresAt !== null && k.expiresAt <= now,
+    created_at: k.createdAt.toISOString(),
+    last_used_at: k.lastUsedAt?.toISOString() ?? null,
+    revoked_at: k.revokedAt?.toISOString() ?? null,
+  }))
+  return filter.activeOnly ? keys.filter((k) => !k.expired && k.revoked_at === null) : keys
+}
+
+/** Every workspace, for `admin list-workspaces`: the ids that `--workspace` takes. */
+export async function listWorkspaces(app: FastifyInstance) {
+  const rows = await app.repos.workspaces.listAll()
+  return rows.map((w) => ({ id: w.id, name: w.name, users: w.users, projects: w.projects, disabled_tools: w.disabledTools, created_at: w.createdAt.toISOString() }))
 }

@@ -2,12 +2,44 @@
 // tool or another deployment address shows up without editing any text.
 import type { ToolContract } from '../core/operations.ts'
 import { keyKindNames, keyKinds } from '../db/keys.ts'
+import { Errors } from '../core/errors.ts'
+
+/** What each error of the catalogue means to a caller; typed so that a new error needs its line here. */
+const errorMeanings: Record<keyof typeof Errors, string> = {
+  InvalidArguments: 'an argument is missing, unknown or of the wrong type or value; `details` names each (`path`, `message`)',
+  InvalidJson: 'the body is not JSON',
+  Unauthorized: 'no key, a malformed or mistyped key, an unknown, revoked or expired key, or a key of a kind this endpoint does not take (the message says which kinds it takes)',
+  Forbidden: 'the key may not do this: a read-only key asked to write, a key narrowed to another project, or your role is too low',
+  ReviewAccessRequired: 'reading or changing the review pipeline needs the reviewer or owner role in the project (a read-only key counts as viewer)',
+  NotFound: 'no such project, opportunity, memory or tool — or not one you can reach',
+  MethodNotAllowed: 'the path exists but not with this method (the `Allow` header lists the right one)',
+  Conflict: 'the change clashes with existing data (e.g. a project slug that is taken)',
+  PayloadTooLarge: 'the body is over the size limit; send less (events in smaller batches)',
+  UnsupportedMediaType: 'the body is not sent as `Content-Type: application/json`',
+  RateLimited: 'too many requests: wait the `Retry-After` seconds, then retry',
+  Internal: 'a fault on our side; nothing was changed half-way — retry later',
+}
+
+/** The error catalogue as table rows: status, code, meaning. */
+function errorRows(): string[] {
+  return Object.entries(Errors).map(([kind, Ctor]) => {
+    const err = new Ctor('') as Error & { statusCode: number; code: string }
+    return `| ${err.statusCode} | \`${err.code.replace(/^GD_/, '').toLowerCase()}\` | ${errorMeanings[kind as keyof typeof Errors]} |`
+  })
+}
+
+/** A tool's argument names from its input schema: required plain, optional with `?`. */
+export function argumentNames(tool: ToolContract): string {
+  const properties = Object.keys(tool.input_schema.properties ?? {})
+  const required = new Set<string>(tool.input_schema.required ?? [])
+  return properties.length ? properties.map((p) => `\`${p}${required.has(p) ? '' : '?'}\``).join(', ') : 'none'
+}
 
 /** The first sentence of a description (the one-line summaries of tool lists). */
 export const firstSentence = (text: string): string => (/^.*?[.!?](\s|$)/.exec(text)?.[0] ?? text).trim()
 
 export function skillMarkdown(url: string, tools: ToolContract[]): string {
-  const toolLines = tools.map((t) => `- \`${t.name}\` — ${firstSentence(t.description)}${t.annotations.readOnlyHint ? '' : ' *(writes)*'}`)
+  const toolLines = tools.map((t) => `- \`${t.name}\` — ${firstSentence(t.description)}${t.annotations.readOnlyHint ? '' : ' *(writes)*'} Arguments: ${argumentNames(t)}.`)
   return `---
 name: growthdesk
 description: Review a project's growth opportunities, read its daily metrics, and keep its project card and memories, through growthdesk's tools over REST or MCP.
@@ -33,15 +65,102 @@ or MCP with the same arguments, results and errors.
 ## Authentication
 
 Send \`Authorization: Bearer <key>\` on every request. Keys are created in the console
-(\`${url}/console\`), shown once, and stored only as hashes: keep them out of chats, pages and
-repositories.
+(\`${url}/console\`: MCP API keys under Profile › MCP Access, service and ingest keys under Keys),
+shown once, and stored only as hashes: keep them out of chats, pages and repositories. A key can
+be narrowed to one project, to reading only, and to an expiry date.
 
 ${keyKinds.map((k) => `- ${keyKindNames[k]}`).join('\n')}
 
-The tools REST API takes service keys (\`gds_\`); the project-side API takes MCP API keys
-(\`gdm_\`); the MCP endpoint takes either; OAuth access tokens (\`gdo_\`) obtained by MCP clients
-work everywhere. A key acts as the user who created it, never above that user's role
-(viewer < reviewer < owner).
+## Which key works where
+
+| key | project-side API \`/api/v1/mcp\` | tools REST API \`/v1/tools\` | MCP \`/mcp\` | events \`POST /v1/events\` |
+| --- | --- | --- | --- | --- |
+| MCP API key \`gdm_\` | yes | no (401) | yes | yes, with a project |
+| service key \`gds_\` | no (401) | yes | yes | yes, with a project |
+| ingest key \`gdi_\` | no (401) | no (401) | no (401) | yes: its own project only |
+| OAuth access token \`gdo_\` | yes | yes | yes | yes, with a project |
+
+A key acts as the user who created it, never above that user's role (viewer < reviewer <
+owner); a read-only key acts as a viewer.
+
+**\`401 This endpoint takes a service key (gds_) …\`** means the key is fine but of the wrong
+kind for that address: you sent an MCP API key (\`gdm_\`) to the tools REST API \`/v1/tools\`.
+With a \`gdm_\` key use the project-side API or MCP (below); for \`/v1/tools\` create a service
+key. Likewise \`This endpoint takes a project-side MCP API key (gdm_) …\` on \`/api/v1/mcp\`
+means a service key was sent there.
+
+## First calls, one per key kind
+
+Replace \`my-project\` with your project's slug or id (\`prj_…\`); \`list_projects\` (or the
+console) shows them.
+
+### MCP API key (\`gdm_\`): the project-side API
+
+\`\`\`sh
+curl -s ${url}/api/v1/mcp/projects/my-project/overview \\
+  -H "Authorization: Bearer $GROWTHDESK_MCP_KEY"
+# → {"project": {...}, "signups": ..., ...}   (the get_overview result)
+\`\`\`
+
+Project-side routes (each is the tool of the same name; arguments go in the query for GET and
+in a JSON body otherwise):
+
+| method and path | tool |
+| --- | --- |
+| \`GET /api/v1/mcp/projects/{project}/opportunities\` | \`list_opportunities\` |
+| \`POST /api/v1/mcp/projects/{project}/opportunities\` | \`submit_opportunity\` (201 when created) |
+| \`PATCH /api/v1/mcp/projects/{project}/opportunities/{event_id}/review\` | \`review_opportunity\` |
+| \`GET /api/v1/mcp/projects/{project}/opportunities/{event_id}/history\` | \`get_review_history\` |
+| \`GET /api/v1/mcp/projects/{project}/overview\` | \`get_overview\` |
+| \`GET /api/v1/mcp/projects/{project}/daily-ops\` | \`get_daily_ops\` |
+| \`GET /api/v1/mcp/projects/{project}/daily-event-summary\` | \`get_daily_event_summary\` |
+| \`GET /api/v1/mcp/projects/{project}/event-stream\` | \`get_event_stream\` |
+
+### Service key (\`gds_\`): the tools REST API
+
+\`\`\`sh
+curl -s -X POST ${url}/v1/tools/get_daily_ops \\
+  -H "Authorization: Bearer $SERVICE_API_KEY" -H 'Content-Type: application/json' \\
+  -d '{"project": "my-project", "window": "7d"}'
+# → {"result": {...}}
+\`\`\`
+
+\`curl -s ${url}/v1/tools -H "Authorization: Bearer $SERVICE_API_KEY"\` lists every tool with its
+schemas; \`POST /v1/tools/<name>\` calls one with its arguments as the JSON body.
+
+### Ingest key (\`gdi_\`): record events
+
+\`\`\`sh
+curl -s -X POST ${url}/v1/events \\
+  -H "Authorization: Bearer $GROWTHDESK_INGEST_KEY" -H 'Content-Type: application/json' \\
+  -d '{"events": [{"event": "signup", "distinct_id": "user-42"}]}'
+# → {"accepted": 1, "duplicates": 0}
+\`\`\`
+
+An ingest key records for its own project only. Other keys may record too, naming the project
+(\`"project"\` in the body or \`X-Service-Project\`). Events may carry \`uuid\` (a resend is
+counted once), \`timestamp\` and \`properties\`.
+
+### MCP (\`gdm_\` or \`gds_\`): JSON-RPC over HTTP
+
+\`\`\`sh
+curl -s -X POST ${url}/mcp \\
+  -H "Authorization: Bearer $GROWTHDESK_MCP_KEY" \\
+  -H 'Content-Type: application/json' \\
+  -H 'Accept: application/json, text/event-stream' \\
+  -H 'MCP-Protocol-Version: 2025-06-18' \\
+  -d '{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "get_overview", "arguments": {"project": "my-project"}}}'
+# → {"jsonrpc": "2.0", "id": 1, "result": {"structuredContent": {...}, "content": [...]}}
+\`\`\`
+
+The endpoint is stateless and answers in JSON: no session, so \`tools/list\` and \`tools/call\`
+work as first requests (an MCP client may \`initialize\` first as usual). \`Content-Type:
+application/json\` is required (else 415); \`Accept\` lists both types as the MCP specification
+asks of clients, and the answer is always one JSON response. \`MCP-Protocol-Version\` names the
+revision: 2025-03-26, 2025-06-18 and 2025-11-25 work exactly as shown, an unknown one gets 400;
+2026-07-28 clients start with \`server/discover\` and send \`_meta\` and the \`Mcp-Method\` /
+\`Mcp-Name\` headers with each request. MCP clients that cannot send a key may use
+OAuth: the endpoint's 401 points to its metadata.
 
 ## Choosing the project
 
@@ -50,16 +169,9 @@ Project tools take \`project\` (the id \`prj_…\` or the slug) in the arguments
 
 ## Calling a tool
 
-\`\`\`sh
-curl -s ${url}/v1/tools -H "Authorization: Bearer $SERVICE_API_KEY"
-curl -s -X POST ${url}/v1/tools/get_daily_ops \\
-  -H "Authorization: Bearer $SERVICE_API_KEY" -H 'Content-Type: application/json' \\
-  -d '{"project": "my-project", "window": "7d"}'
-# → {"result": {...}}
-\`\`\`
-
-Over MCP, \`tools/list\` gives the same names and schemas and \`tools/call\` returns the same
-result as \`structuredContent\` (and as JSON text).
+Over REST, \`POST ${url}/v1/tools/<name>\` with the arguments as the JSON body returns
+\`{"result": ...}\`. Over MCP, \`tools/list\` gives the same names and schemas and
+\`tools/call\` returns the same result as \`structuredContent\` (and as JSON text).
 
 ## Tools
 
@@ -75,10 +187,11 @@ Every failure has the same shape on every surface:
 {"error": {"code": "invalid_arguments", "message": "Invalid arguments — status: must be one of …", "details": [{"path": "status", "message": "…"}]}}
 \`\`\`
 
-Codes: \`invalid_arguments\` 400, \`invalid_json\` 400, \`unauthorized\` 401, \`forbidden\` and
-\`review_access_required\` 403, \`not_found\` 404, \`method_not_allowed\` 405, \`conflict\` 409,
-\`payload_too_large\` 413, \`rate_limited\` 429, \`internal\` 500. Over MCP a failed call is a
-result with \`isError: true\` whose text is this object.
+| status | code | meaning |
+| --- | --- | --- |
+${errorRows().join('\n')}
+
+Over MCP a failed call is a result with \`isError: true\` whose text is this object.
 `
 }
 

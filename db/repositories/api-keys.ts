@@ -1,6 +1,6 @@
 import { and, desc, eq, inArray, isNull, lt, or, sql } from '../orm.ts'
 import type { Queryable } from '../client.ts'
-import { apiKeys, users } from '../schema.ts'
+import { apiKeys, projects, users, workspaces } from '../schema.ts'
 import { newId } from '../ids.ts'
 import { displayKey, generateKey, hashKey, type KeyKind } from '../keys.ts'
 import { SettingsCache } from '../settings-cache.ts'
@@ -96,6 +96,38 @@ export function createApiKeysRepository(db: Queryable, cache = new SettingsCache
         .select()
         .from(apiKeys)
         .where(and(eq(apiKeys.userId, userId), inArray(apiKeys.kind, kinds)))
+        .orderBy(desc(apiKeys.createdAt), desc(apiKeys.id))
+    },
+
+    /** Every key of the deployment (the operator's listing), newest first, with its workspace,
+     * user and project named; optionally only one workspace, user (email) or kind. */
+    async listAll(filter: { workspaceId?: string; email?: string; kinds?: KeyKind[] } = {}) {
+      return db
+        .select({
+          id: apiKeys.id,
+          workspaceId: apiKeys.workspaceId,
+          workspaceName: workspaces.name,
+          email: users.email,
+          kind: apiKeys.kind,
+          name: apiKeys.name,
+          display: apiKeys.display,
+          projectId: apiKeys.projectId,
+          projectSlug: projects.slug,
+          readOnly: apiKeys.readOnly,
+          expiresAt: apiKeys.expiresAt,
+          createdAt: apiKeys.createdAt,
+          lastUsedAt: apiKeys.lastUsedAt,
+          revokedAt: apiKeys.revokedAt,
+        })
+        .from(apiKeys)
+        .innerJoin(users, eq(users.id, apiKeys.userId))
+        .innerJoin(workspaces, eq(workspaces.id, apiKeys.workspaceId))
+        .leftJoin(projects, eq(projects.id, apiKeys.projectId))
+        .where(and(
+          filter.workspaceId ? eq(apiKeys.workspaceId, filter.workspaceId) : undefined,
+          filter.email ? eq(users.email, filter.email) : undefined,
+          filter.kinds ? inArray(apiKeys.kind, filter.kinds) : undefined
+        ))
         .orderBy(desc(apiKeys.createdAt), desc(apiKeys.id))
     },
 

@@ -12,6 +12,23 @@ export function createWorkspacesRepository(db: Queryable, cache = new SettingsCa
       return row!
     },
 
+    /** Every workspace with its number of users and projects, oldest first (the operator's listing). */
+    async listAll() {
+      return db
+        .select({
+          id: workspaces.id,
+          name: workspaces.name,
+          createdAt: workspaces.createdAt,
+          // Spelled out: drizzle writes a column of a select's own table unqualified, which inside
+          // the subquery would name the subquery's column.
+          users: sql<number>`(select count(*)::int from users u where u.workspace_id = "workspaces"."id")`,
+          projects: sql<number>`(select count(*)::int from projects p where p.workspace_id = "workspaces"."id")`,
+          disabledTools: workspaces.disabledTools,
+        })
+        .from(workspaces)
+        .orderBy(workspaces.createdAt, workspaces.id)
+    },
+
     async count(): Promise<number> {
       const [row] = await db.select({ n: sql<number>`count(*)::int` }).from(workspaces)
       return row!.n

@@ -45,6 +45,14 @@ const TIME_ZONES = ['UTC', ...Intl.supportedValuesOf('timeZone').filter((z) => z
 /** A project with no event for this long shows its data freshness as a warning. */
 const STALE_AFTER_MS = 24 * 3600 * 1000
 
+/** The expiry choices of the key forms (a date input is offered beside them). */
+const EXPIRY_CHOICES = [
+  { days: 7, label: '7 days' },
+  { days: 30, label: '30 days' },
+  { days: 90, label: '90 days' },
+  { days: 365, label: '1 year' },
+] as const
+
 /** The pages where keys are made, each with the page that shows a new key once. */
 const keyPages = {
   keys: { list: '/console/keys', listTitle: 'Keys', shown: '/console/keys/new' },
@@ -154,21 +162,81 @@ const consolePages: FastifyPluginAsync<{ publicUrl: string }> = async (app) => {
 
     /** Key rows for a table; `slugs` names the project a key is narrowed to. */
     function keyRows(rows: Awaited<ReturnType<typeof app.repos.apiKeys.listForUser>>, slugs = new Map<string, string>()) {
+      const now = app.now()
       return rows.map((k) => ({
         id: k.id,
         kind: k.kind,
         name: k.name,
         display: k.display,
         projectSlug: k.projectId ? (slugs.get(k.projectId) ?? k.projectId) : null,
+        readOnly: k.readOnly,
+        expiresAt: k.expiresAt?.toISOString() ?? null,
+        expired: k.expiresAt !== null && k.expiresAt <= now,
         createdAt: k.createdAt.toISOString(),
         lastUsedAt: k.lastUsedAt?.toISOString() ?? null,
         revokedAt: k.revokedAt?.toISOString() ?? null,
       }))
     }
 
+    /** The projects a key can be narrowed to (all the user's) and the ones an ingest key can record for. */
+    async function keyProjects(request: FastifyRequest) {
+      const { items } = await run(request, listProjects, {})
+      return { all: items, writable: items.filter((p) => p.role !== 'viewer'), slugs: new Map(items.map((p) => [p.id, p.slug])) }
+    }
+
     async function mcpAccess(request: FastifyRequest, reply: FastifyReply) {
-      const keys = keyRows(await app.repos.apiKeys.listForUser(request.consoleUser.id, ['mcp']))
-      return reply.page('mcp-access', { title: 'MCP Access', keys })
+      const [projects, rows] = await Promise.all([keyProjects(request), app.repos.apiKeys.listForUser(request.consoleUser.id, ['mcp'])])
+      return reply.page('mcp-access', { title: 'MCP Access', projects: projects.all, expiryChoices: EXPIRY_CHOICES, keys: keyRows(rows, projects.slugs) })
+    }
+
+    /**
+     * The scope fields of a create form (project, read_only, expires / expires_on) as create_key
+     * arguments, or a sentence saying what is wrong. The project itself is checked by create_key.
+     */
+    function scopeArgs(body: Form, kind: 'mcp' | 'service' | 'ingest'): { args: Record<string, unknown> } | { error: string } {
+      const args: Record<string, unknown> = {}
+      const project = (body.project ?? '').trim()
+      if (project) args.project = project
+      if (kind !== 'ingest' && body.read_only !== undefined) {
+        if (body.read_only !== 'on' && body.read_only !== 'true') return { error: 'Read-only is a checkbox: on or off.' }
+        args.read_only = true
+      }
+      const onDate = (body.expires_on ?? '').trim()
+      const days = (body.expires ?? 'never').trim()
+      if (onDate) {
+        // A date means "until the end of that day" (UTC); today is the earliest.
+        const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(onDate)
+        const end = m ? new Date(`${onDate}T23:59:59.999Z`) : undefined
+        if (!m || !end || Number.isNaN(end.getTime()) || end.toISOString().slice(0, 10) !== onDate) return { error: `The expiry date '${onDate.slice(0, 20)}' is not a date (YYYY-MM-DD).` }
+        if (end <= app.now()) return { error: `The expiry date ${onDate} is in the past: choose today or a later day.` }
+        args.expires_at = end.toISOString()
+      } else if (days !== 'never' && days !== '') {
+        const choice = EXPIRY_CHOICES.find((c) => String(c.days) === days)
+        if (!choice) return { error: `Expiry must be one of: never, ${EXPIRY_CHOICES.map((c) => c.label).join(', ')}.` }
+        args.expires_at = new Date(app.now().getTime() + choice.days * 86_400_000).toISOString()
+      }
+      return { args }
+    }
+
+    /** Creates a key from a console form; a refusal (bad input, unknown project) is a flash and nothing is created. */
+    async function createFromForm(request: FastifyRequest, reply: FastifyReply, page: keyof typeof keyPages, kind: 'mcp' | 'service' | 'ingest') {
+      const body = (request.body ?? {}) as Form
+      const name = (body.name ?? '').trim().slice(0, 100)
+      const scope = scopeArgs(body, kind)
+      if ('error' in scope) {
+        flash(request, 'error', scope.error)
+        return reply.redirect(keyPages[page].list, 303)
+      }
+      let key: string
+      try {
+        ({ key } = await run(request, createKey, { kind, name, ...scope.args }))
+      } catch (err) {
+        const status = (err as { statusCode?: number }).statusCode
+        if (status === undefined || status >= 500) throw err
+        flash(request, 'error', describe(err))
+        return reply.redirect(keyPages[page].list, 303)
+      }
+      return showKeyOnce(request, reply, page, key, name)
     }
 
     /**
@@ -196,21 +264,19 @@ const consolePages: FastifyPluginAsync<{ publicUrl: string }> = async (app) => {
 
     app.get('/console/profile/mcp-access', (request, reply) => mcpAccess(request, reply))
 
-    app.post('/console/profile/mcp-access', form, async (request, reply) => {
-      const name = ((request.body as Form).name ?? '').trim().slice(0, 100)
-      const { key } = await run(request, createKey, { kind: 'mcp', name })
-      return showKeyOnce(request, reply, 'mcp', key, name)
-    })
+    app.post('/console/profile/mcp-access', form, (request, reply) => createFromForm(request, reply, 'mcp', 'mcp'))
 
     async function keysPage(request: FastifyRequest, reply: FastifyReply) {
-      const [{ items }, rows] = await Promise.all([
-        run(request, listProjects, {}),
+      const [projects, rows] = await Promise.all([
+        keyProjects(request),
         app.repos.apiKeys.listForUser(request.consoleUser.id, ['service', 'ingest']),
       ])
-      const keys = keyRows(rows, new Map(items.map((p) => [p.id, p.slug])))
+      const keys = keyRows(rows, projects.slugs)
       return reply.page('keys', {
         title: 'Keys',
-        projects: items.filter((p) => p.role !== 'viewer'),
+        projects: projects.writable,
+        allProjects: projects.all,
+        expiryChoices: EXPIRY_CHOICES,
         serviceKeys: keys.filter((k) => k.kind === 'service'),
         ingestKeys: keys.filter((k) => k.kind === 'ingest'),
       })
@@ -219,22 +285,13 @@ const consolePages: FastifyPluginAsync<{ publicUrl: string }> = async (app) => {
     app.get('/console/keys', (request, reply) => keysPage(request, reply))
 
     app.post('/console/keys', form, async (request, reply) => {
-      const body = request.body as Form
+      const body = (request.body ?? {}) as Form
       const kind = body.kind === 'ingest' ? 'ingest' : body.kind === 'service' ? 'service' : undefined
       if (!kind) {
         flash(request, 'error', 'Choose a service or an ingest key.')
-        return reply.redirect('/console/keys')
+        return reply.redirect('/console/keys', 303)
       }
-      const name = (body.name ?? '').trim().slice(0, 100)
-      let key: string
-      try {
-        ({ key } = await run(request, createKey, { kind, name, ...(body.project ? { project: body.project } : {}) }))
-      } catch (err) {
-        if ((err as { statusCode?: number }).statusCode === undefined || (err as { statusCode: number }).statusCode >= 500) throw err
-        flash(request, 'error', (err as Error).message)
-        return reply.redirect('/console/keys')
-      }
-      return showKeyOnce(request, reply, 'keys', key, name)
+      return createFromForm(request, reply, 'keys', kind)
     })
 
     // Revoking asks first: a GET page naming the key, whose form is the only thing that revokes.

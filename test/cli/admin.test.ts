@@ -159,6 +159,65 @@ t.test('admin commands on the configured database', async (t) => {
   t.match(readable.stdout, /shown once and stored only as a hash/)
   printedKeys.push(/gdm_\w{38}/.exec(readable.stdout)![0])
 
+  await t.test('list-workspaces and list-keys: the ids other commands take', async (t) => {
+    const { workspaces } = await cliJson(t, env, 'admin', 'list-workspaces')
+    t.match(workspaces, [
+      { id: first.workspace.id, name: 'Acme', users: 2, projects: 1, disabled_tools: [] },
+      { id: second.workspace.id, name: 'Second', users: 1, projects: 1 },
+    ], 'both workspaces with their ids, oldest first')
+    const table = await cli(env, 'admin', 'list-workspaces')
+    t.equal(table.code, 0)
+    t.match(table.stdout, /^ID +NAME +USERS +PROJECTS +DISABLED TOOLS\n/)
+    t.match(table.stdout, new RegExp(`\\n${first.workspace.id} +Acme +2 +1 +-\\n`))
+
+    const all = (await cliJson(t, env, 'admin', 'list-keys')).keys
+    t.equal(all.length, printedKeys.length, 'every key made so far')
+    t.notOk(JSON.stringify(all).match(/gd[msi]_[0-9A-Za-z]{38}/), 'no key itself, only the masked form')
+    const narrowed = all.find((k: { id: string }) => k.id === ingest.id)
+    t.strictSame(narrowed, {
+      id: ingest.id,
+      workspace: first.workspace.id,
+      user: 'reviewer@acme.test',
+      kind: 'ingest',
+      name: 'ci',
+      display: ingest.display,
+      project: { id: first.project.id, slug: 'demo-project' },
+      read_only: true,
+      expires_at: ingest.expires_at,
+      expired: false,
+      created_at: narrowed.created_at,
+      last_used_at: null,
+      revoked_at: null,
+    }, 'workspace, user, kind, name, display, id, project, read-only, expiry, last use, revoked')
+    t.ok(all.find((k: { id: string }) => k.id === service.id).revoked_at, 'the revoked key says so')
+
+    const acme = (await cliJson(t, env, 'admin', 'list-keys', '--workspace', first.workspace.id)).keys
+    t.ok(acme.length > 0 && acme.every((k: { workspace: string }) => k.workspace === first.workspace.id), '--workspace: only that workspace')
+    const mine = (await cliJson(t, env, 'admin', 'list-keys', '--user', 'Reviewer@Acme.test', '--kind', 'service')).keys
+    t.strictSame(mine.map((k: { id: string }) => k.id).sort(), all.filter((k: { user: string; kind: string }) => k.user === 'reviewer@acme.test' && k.kind === 'service').map((k: { id: string }) => k.id).sort(), '--user and --kind')
+    t.equal(mine.length, 2)
+    const active = (await cliJson(t, env, 'admin', 'list-keys', '--user', 'reviewer@acme.test', '--kind', 'service', '--active')).keys
+    t.equal(active.length, 1, '--active hides the revoked one')
+
+    const readable = await cli(env, 'admin', 'list-keys', '--workspace', first.workspace.id, '--kind', 'ingest')
+    t.equal(readable.code, 0)
+    t.match(readable.stdout, /^WORKSPACE +USER +KIND +NAME +KEY +ID +PROJECT +ACCESS +EXPIRES +LAST USED +STATE\n/)
+    t.match(readable.stdout, new RegExp(`reviewer@acme\\.test +ingest +ci +gdi_…\\w{4} +${ingest.id} +demo-project +read-only +${ingest.expires_at} +never +active`))
+    t.match(readable.stdout, /\n2 keys\. Revoke one with: growthdesk admin revoke-key KEY_ID\n$/)
+
+    t.strictSame(await cli(env, 'admin', 'list-keys', '--workspace', 'acme'), { code: 1, stdout: '', stderr: "growthdesk: 'acme' is not a workspace id (wsp_…); admin list-workspaces shows them.\n" })
+    t.strictSame(await cli(env, 'admin', 'list-keys', '--user', 'nobody@acme.test'), { code: 1, stdout: '', stderr: 'growthdesk: No user with the email nobody@acme.test.\n' })
+    t.equal((await cli(env, 'admin', 'list-keys', '--kind', 'root')).code, 2, 'an unknown kind is a usage error')
+    t.match(await cliJson(t, env, 'admin', 'list-keys', '--workspace', 'wsp_none'), { keys: [] }, 'a workspace without keys: none')
+  })
+
+  const third = await cli(env, 'admin', 'bootstrap', '--workspace', 'Third')
+  t.equal(third.code, 0)
+  t.match(third.stdout, /\n {2}workspace: Third \(wsp_[0-9A-Za-z]+\) /, 'the bootstrap banner prints the workspace id')
+  t.match(third.stdout, /admin list-keys/, 'and says where keys are listed later')
+  printedKeys.push(...(third.stdout.match(/gd[msi]_[0-9A-Za-z]{38}/g) ?? []))
+  passwords.push(/password: +(\S+)/.exec(third.stdout)![1]!)
+
   // Only now: the embedded database admits one process, and each command above has let go of it.
   const app = await buildApp({ config: testConfig(database), logger: false })
   t.teardown(() => app.close())
@@ -181,7 +240,7 @@ t.test('usage errors: one line on stderr, exit 2, before any configuration is re
   const env = { DATABASE_URL: 'mysql://not-checked-yet' }
   const cases: [string[], RegExp][] = [
     [['frob'], /unknown command 'frob'/],
-    [['admin'], /'admin' needs one of: bootstrap, create-user, create-key, revoke-key, tools/],
+    [['admin'], /'admin' needs one of: bootstrap, create-user, create-key, revoke-key, list-keys, list-workspaces, tools/],
     [['admin', 'frob'], /unknown command 'admin frob'/],
     [['--json'], /unknown option '--json'; options go after the command/],
     [['admin', 'bootstrap', '--bogus'], /unknown option '--bogus' for 'admin bootstrap'/],
@@ -223,6 +282,11 @@ t.test('help', async (t) => {
     const r = await cli({}, ...argv)
     t.equal(r.code, 0)
     t.match(r.stdout, /^Usage: growthdesk admin create-key --email EMAIL --kind mcp\|service\|ingest \[--project ID_OR_SLUG\] .*\[--expires-in-days N\] \[--json\]\n/)
+  }
+  for (const [argv, kind] of [[['tools'], /service key \(gds_\) in SERVICE_API_KEY/], [['call'], /service key \(gds_\) in SERVICE_API_KEY/],
+    [['admin', 'create-key'], /mcp \(gdm_\) the project-side API .* service \(gds_\) the tools REST API .*\n.*ingest \(gdi_\)/],
+    [['admin', 'revoke-key'], /Any kind \(mcp gdm_, service gds_, ingest gdi_, oauth gdo_\)/]] as const) {
+    t.match((await cli({}, 'help', ...argv)).stdout, kind, `help ${argv.join(' ')} says which key kind it takes`)
   }
   const group = await cli({}, 'admin', 'tools', '--help')
   t.equal(group.code, 0)

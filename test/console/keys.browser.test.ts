@@ -25,7 +25,7 @@ async function waitForUse(app: FastifyInstance, userId: string, kind: KeyKind, d
   throw new Error(`the use of ${display} was never recorded`)
 }
 
-/** The cells of the key table row showing this display form (name, key, [project], created, last used, action). */
+/** The cells of the key table row showing this display form (name, key, id, scope, created, last used, action). */
 async function rowCells(page: Page, display: string) {
   const row = page.locator('table.keys tbody tr', { has: page.locator('code', { hasText: display }) })
   return { row, cells: await row.locator('td').allInnerTexts() }
@@ -111,14 +111,15 @@ t.test('console keys in a browser', { skip }, async (t) => {
     await row.locator('td.key-id button.copy').click()
     await page.waitForFunction(() => document.querySelector('td.key-id button.copy')?.textContent === 'Copied')
     t.equal(await page.evaluate(() => navigator.clipboard.readText()), stored.id, 'Copy puts the id on the clipboard')
+    t.equal(cells[3]!.replace(/\s+/g, ' '), 'all projects read & write no expiry', 'not narrowed: every project, read & write, no expiry')
     // Times for people: relative text, the exact time in datetime (and on hover).
-    const times = await row.locator('time').evaluateAll((els) => els.map((el) => [el.getAttribute('datetime'), el.getAttribute('title')]))
+    const times = await row.locator('td.when time').evaluateAll((els) => els.map((el) => [el.getAttribute('datetime'), el.getAttribute('title')]))
     t.match(times[0]![0], ISO, 'created time')
     t.equal(times[0]![0], stored.createdAt.toISOString())
     t.match(times[1]![0], ISO, 'last-used time')
     t.equal(times[1]![0], stored.lastUsedAt!.toISOString())
     t.ok(times.every(([, title]) => title), 'the exact time on hover')
-    t.same([cells[3], cells[4]], ['just now', 'just now'], 'shown as relative times')
+    t.same([cells[4], cells[5]], ['just now', 'just now'], 'shown as relative times')
 
     // Revoke it: the button asks first, naming the key; Cancel changes nothing.
     await clickAndWait(page, row.locator('a', { hasText: 'Revoke' }))
@@ -178,11 +179,11 @@ t.test('console keys in a browser', { skip }, async (t) => {
     t.notOk(html.includes(service) || html.includes(service.slice(4, -4)), 'the service key is not in the HTML')
     t.notOk(html.includes(ingest) || html.includes(ingest.slice(4, -4)), 'the ingest key is not in the HTML')
     const serviceRow = await rowCells(page, `gds_…${service.slice(-4)}`)
-    t.same([...serviceRow.cells.slice(0, 2), serviceRow.cells[3]], ['nightly job', `gds_…${service.slice(-4)}`, 'all'])
+    t.same([...serviceRow.cells.slice(0, 2), serviceRow.cells[3]!.split('\n')[0]], ['nightly job', `gds_…${service.slice(-4)}`, 'all projects'])
     t.match(serviceRow.cells[2], /^key_[0-9A-Za-z]+\s+Copy$/, 'its id')
     t.match(await serviceRow.row.locator('time').first().getAttribute('datetime'), ISO)
     const ingestRow = await rowCells(page, `gdi_…${ingest.slice(-4)}`)
-    t.same([...ingestRow.cells.slice(0, 2), ingestRow.cells[3]], ['web app', `gdi_…${ingest.slice(-4)}`, ws.project.slug], 'the ingest key names its project')
+    t.same([...ingestRow.cells.slice(0, 2), ingestRow.cells[3]!.split('\n')[0]], ['web app', `gdi_…${ingest.slice(-4)}`, `project ${ws.project.slug}`], 'the ingest key names its project')
 
     // Revoke the service key.
     await clickAndWait(page, serviceRow.row.locator('a', { hasText: 'Revoke' }))

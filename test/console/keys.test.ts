@@ -64,6 +64,61 @@ t.test('console keys', async (t) => {
     t.match(newKeyOf((await owner.get('/console/profile/mcp-access/new')).body), /^gdm_/, 'its own page still does')
   })
 
+  t.test('scope fields: project, read-only and expiry reach the key; bad input is a flash and creates nothing', async (t) => {
+    const day = 86_400_000
+    const cases = [
+      { list: '/console/profile/mcp-access', kind: 'mcp', form: { name: 'narrow', project: ws.project.slug, read_only: 'on', expires: '30' } },
+      { list: '/console/keys', kind: 'service', form: { kind: 'service', name: 'narrow', project: ws.project.id, read_only: 'on', expires_on: '2999-01-31' } },
+      { list: '/console/keys', kind: 'ingest', form: { kind: 'ingest', name: 'narrow', project: ws.project.id, expires: '7' } },
+    ] as const
+    for (const c of cases) {
+      const post = await owner.submit(c.list, c.list, c.form)
+      t.equal(post.statusCode, 303, `${c.kind}: created`)
+      const row = (await app.repos.apiKeys.listForUser(ws.user.id, [c.kind]))[0]!
+      t.equal(row.projectId, ws.project.id, `${c.kind}: narrowed to the project`)
+      t.equal(row.readOnly, c.kind !== 'ingest', `${c.kind}: read-only as asked`)
+      if ('expires_on' in c.form) t.equal(row.expiresAt?.toISOString(), '2999-01-31T23:59:59.999Z', 'a date: until the end of that day')
+      else t.ok(Math.abs(row.expiresAt!.getTime() - (app.now().getTime() + Number(c.form.expires) * day)) < 60_000, `${c.kind}: expires in ${c.form.expires} days`)
+      await owner.get(c.list.endsWith('keys') ? '/console/keys/new' : '/console/profile/mcp-access/new')
+      const page = await owner.get(c.list)
+      const html = page.body.slice(page.body.indexOf(`data-key-id="${row.id}"`))
+      const cells = html.slice(0, html.indexOf('</tr>'))
+      t.match(cells, ws.project.slug, 'the table names the project')
+      t.match(cells, `project ${ws.project.slug}`, 'as “project <slug>”')
+      t.match(cells, c.kind === 'ingest' ? 'read &amp; write' : 'read-only', 'and the access')
+      t.match(cells, row.expiresAt!.toISOString(), 'and the expiry')
+    }
+
+    const refused = [
+      [{ name: 'x', project: 'no-such-project' }, /No project (&#39;|')no-such-project/],
+      [{ name: 'x', expires_on: '2001-01-01' }, /in the past/],
+      [{ name: 'x', expires_on: '2026-02-30' }, /not a date/],
+      [{ name: 'x', expires: '12' }, /Expiry must be one of/],
+      [{ name: 'x', read_only: 'maybe' }, /checkbox/],
+    ] as const
+    for (const [form, message] of refused) {
+      for (const [list, kind, extra] of [['/console/profile/mcp-access', 'mcp', {}], ['/console/keys', 'service', { kind: 'service' }]] as const) {
+        const before = await count(kind)
+        const post = await owner.submit(list, list, { ...extra, ...form })
+        t.equal(post.statusCode, 303)
+        t.equal(post.headers.location, list, `${kind} ${JSON.stringify(form)}: back to the form`)
+        t.match((await owner.get(list)).body, message, 'with a clear error')
+        t.equal(await count(kind), before, 'and no key')
+      }
+    }
+    const before = await count('ingest')
+    await owner.submit('/console/keys', '/console/keys', { kind: 'ingest', name: 'x' })
+    t.match((await owner.get('/console/keys')).body, /project is required for an ingest key/, 'an ingest key without a project is refused')
+    t.equal(await count('ingest'), before)
+  })
+
+  t.test('an expired key is marked expired in its table', async (t) => {
+    const { row } = await app.repos.apiKeys.create({ workspaceId: ws.workspace.id, userId: ws.user.id, kind: 'mcp', name: 'old one', expiresAt: new Date(app.now().getTime() - 1000) })
+    const page = await owner.get('/console/profile/mcp-access')
+    const html = page.body.slice(page.body.indexOf(`data-key-id="${row.id}"`))
+    t.match(html.slice(0, html.indexOf('</tr>')), /class="badge bad">expired</)
+  })
+
   t.test('the key tables show each key id, copyable', async (t) => {
     for (const url of ['/console/keys', '/console/profile/mcp-access']) {
       const page = await owner.get(url)

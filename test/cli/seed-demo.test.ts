@@ -1,0 +1,88 @@
+// `admin seed-demo`: its demo opportunities fit their types and vary (each type's texts from that
+// type's pool, none repeated more than twice, a spread of statuses with fitting evaluations and
+// notes), it reports progress a line per phase, and a second run adds nothing.
+import t from 'tap'
+import { eq, inArray } from '../../db/orm.ts'
+import { opportunities, reviewHistory } from '../../db/schema.ts'
+import { DEMO_POOLS, DEMO_TYPES, REVIEW_NOTES, demoOpportunities } from '../../bin/demo-data.ts'
+import { DEMO_OPPORTUNITIES, seedProject } from '../../bin/seed-demo.ts'
+import { main } from '../../bin/cli.ts'
+import { buildTestApp, seedWorkspace } from '../helpers/app.ts'
+
+const MAX_REPEATS = 2
+
+function countsOf(values: readonly string[]): Map<string, number> {
+  const counts = new Map<string, number>()
+  for (const v of values) counts.set(v, (counts.get(v) ?? 0) + 1)
+  return counts
+}
+
+t.test('the demo pools: one per type, no text shared between types', async (t) => {
+  const all = DEMO_TYPES.flatMap((type) => DEMO_POOLS[type].flatMap((l) => [l.info, l.reason, l.action]))
+  t.equal(new Set(all).size, all.length, 'every text of every pool is distinct')
+  for (const type of DEMO_TYPES) t.ok(DEMO_POOLS[type].length >= 6, `${type}: ${DEMO_POOLS[type].length} leads`)
+})
+
+t.test('demo opportunities fit their types and vary', async (t) => {
+  const demo = demoOpportunities('prj_test', DEMO_OPPORTUNITIES)
+  t.equal(demo.length, DEMO_OPPORTUNITIES)
+  for (const o of demo) t.ok((DEMO_POOLS[o.type] as readonly unknown[]).includes(o.lead), `#${o.index}: the ${o.type} text comes from the ${o.type} pool`)
+  for (const [field, values] of [['key_information', demo.map((o) => o.lead.info)], ['reason', demo.map((o) => o.lead.reason)], ['suggested_action', demo.map((o) => o.lead.action)]] as const) {
+    const worst = Math.max(...countsOf(values).values())
+    t.ok(worst <= MAX_REPEATS, `${field}: no text more than ${MAX_REPEATS} times (worst ${worst})`)
+    t.ok(countsOf(values).size >= 30, `${field}: ${countsOf(values).size} different texts`)
+  }
+  t.same(new Set(demo.map((o) => o.type)), new Set(DEMO_TYPES), 'every type is used')
+
+  const finals = demo.map((o) => o.steps.at(-1)?.status ?? 'pending')
+  const spread = countsOf(finals)
+  for (const status of ['pending', 'reviewing', 'contacted', 'adopted', 'ignored', 'done']) t.ok(spread.get(status), `some end ${status} (${spread.get(status) ?? 0})`)
+  t.ok(spread.get('pending')! < DEMO_OPPORTUNITIES / 2, 'less than half are still pending')
+  for (const o of demo) {
+    const last = o.steps.at(-1)
+    if (!last) continue
+    if (last.status === 'ignored') t.equal(last.evaluation, 'not_useful', `#${o.index}: ignored is not useful`)
+    if (last.status === 'adopted' || last.status === 'done') t.equal(last.evaluation, 'useful', `#${o.index}: ${last.status} was useful`)
+    for (const step of o.steps) t.ok(REVIEW_NOTES[step.status as keyof typeof REVIEW_NOTES].includes(step.note), `#${o.index}: the note fits ${step.status}`)
+  }
+  const notes = demo.flatMap((o) => o.steps.map((s) => s.note))
+  t.ok(countsOf(notes).size >= 12, `${countsOf(notes).size} different review notes`)
+  t.same(demoOpportunities('prj_test', DEMO_OPPORTUNITIES), demo, 'deterministic')
+})
+
+t.test('seedProject: the data lands, with review history and progress a line per phase; a re-run adds nothing', async (t) => {
+  const app = await buildTestApp(t)
+  const ws = await seedWorkspace(app)
+  const project = { id: ws.project.id, slug: ws.project.slug, timezone: 'UTC' }
+  const lines: string[] = []
+  const first = await seedProject(app, project, ws.user.id, (line) => lines.push(line))
+  t.equal(first.opportunities, DEMO_OPPORTUNITIES)
+  t.ok(first.reviewed > DEMO_OPPORTUNITIES / 2, `${first.reviewed} reviewed`)
+  t.ok(first.events > 1000, `${first.events} events`)
+  t.ok(lines.length >= 4 && lines.length <= 10, `${lines.length} progress lines, not one per row`)
+  t.match(lines.join('\n'), /^opportunities: 60 new of 60 \(\d+ reviewed/m)
+  t.match(lines.join('\n'), /^memories: 3 new$/m)
+  t.match(lines.join('\n'), /^events: 100% \(\d+ new so far\)$/m)
+
+  const rows = await app.db.select().from(opportunities).where(eq(opportunities.projectId, project.id))
+  t.equal(rows.length, DEMO_OPPORTUNITIES)
+  for (const row of rows) {
+    const pool = DEMO_POOLS[row.contributionType as keyof typeof DEMO_POOLS]
+    t.ok(pool?.some((l) => l.info === row.keyInformation && l.reason === row.reason && l.action === row.suggestedAction), `${row.contributionType}: its own pool's text`)
+  }
+  t.ok(Math.max(...countsOf(rows.map((r) => r.keyInformation)).values()) <= MAX_REPEATS, 'stored texts vary')
+  t.ok(new Set(rows.map((r) => r.status)).size >= 5, 'a spread of statuses is stored')
+  const history = await app.db.select().from(reviewHistory).where(inArray(reviewHistory.opportunityId, rows.map((r) => r.id)))
+  t.ok(history.length > first.reviewed, `${history.length} history entries: several steps for some`)
+  t.ok(rows.filter((r) => r.status !== 'pending').every((r) => r.reviewNote !== ''), 'every reviewed one has a note')
+
+  const again = await seedProject(app, project, ws.user.id)
+  t.match(again, { opportunities: 0, reviewed: 0, memories: 0, events: 0 }, 'a re-run adds nothing')
+})
+
+t.test('the command: an unknown project fails with one line', async (t) => {
+  let stderr = ''
+  const code = await main(['admin', 'seed-demo', '--project', 'no-such-project'], { stdout: { write: () => true }, stderr: { write: (s: string) => (stderr += s) }, env: { DATABASE_URL: 'memory://' } })
+  t.equal(code, 1)
+  t.match(stderr, /growthdesk: No project 'no-such-project'\.\n$/)
+})
