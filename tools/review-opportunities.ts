@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox'
 import { defineOperation } from '../core/operations.ts'
 import { appError } from '../core/errors.ts'
+import { requireReviewField } from './review-opportunity.ts'
 import { BulkReviewIds, BulkReviewResult, ReviewFields } from '../schemas/opportunities.ts'
 
 export default defineOperation({
@@ -19,11 +20,7 @@ export default defineOperation({
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true },
   async handler(args, ctx) {
     const { event_ids, evaluation, status, note } = args
-    if (evaluation === undefined && status === undefined && note === undefined) {
-      throw appError('InvalidArguments', 'Send at least one of evaluation, status or note.', [
-        { path: '', message: 'must have at least one of evaluation, status, note' },
-      ])
-    }
+    requireReviewField(args)
     const { items, missing } = await ctx.repos.opportunities.reviewMany(
       ctx.project.id,
       event_ids,

@@ -3,6 +3,15 @@ import { defineOperation } from '../core/operations.ts'
 import { appError } from '../core/errors.ts'
 import { EventId, ReviewFields, ReviewResult } from '../schemas/opportunities.ts'
 
+/** A review changes something: at least one of evaluation, status or note (else a 400). */
+export function requireReviewField(args: { evaluation?: unknown; status?: unknown; note?: unknown }) {
+  if (args.evaluation === undefined && args.status === undefined && args.note === undefined) {
+    throw appError('InvalidArguments', 'Send at least one of evaluation, status or note.', [
+      { path: '', message: 'must have at least one of evaluation, status, note' },
+    ])
+  }
+}
+
 /** The PATCH body of the review route: exactly the review fields, at least one of them. */
 export const ReviewBody = Type.Object(ReviewFields, { additionalProperties: false })
 
@@ -20,11 +29,7 @@ export default defineOperation({
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true },
   async handler(args, ctx) {
     const { event_id, evaluation, status, note } = args
-    if (evaluation === undefined && status === undefined && note === undefined) {
-      throw appError('InvalidArguments', 'Send at least one of evaluation, status or note.', [
-        { path: '', message: 'must have at least one of evaluation, status, note' },
-      ])
-    }
+    requireReviewField(args)
     const reviewed = await ctx.repos.opportunities.review(
       ctx.project.id,
       event_id,

@@ -71,7 +71,7 @@ t.test('keys narrowed in the console work only where and as narrowed', { skip },
 
     await page.goto(`${url}/console/profile/mcp-access`)
     const cells = await rowByLabel(page, `gdm_…${key.slice(-4)}`)
-    t.match(cells.Scope, new RegExp(`^project ${ws.project.slug}\\s+read-only\\s+expires (in \\d+ \\w+|\\d{4}-\\d{2}-\\d{2})$`), 'the table shows the project, read-only and the expiry')
+    t.match(cells.Scope, new RegExp(`^project ${ws.project.slug}\\s+read-only\\s+expires (in \\d+ \\w+|\\w{3} \\d{1,2}, \\d{4})$`), 'the table shows the project, read-only and the expiry')
   })
 
   await t.test('Keys: a read-only gds_ key for one project, and a bad date refused', async (t) => {
@@ -91,7 +91,7 @@ t.test('keys narrowed in the console work only where and as narrowed', { skip },
 
     await page.goto(`${url}/console/keys`)
     const cells = await rowByLabel(page, `gds_…${key.slice(-4)}`)
-    t.same(cells.Scope!.split(/\n+/), [`project ${ws.project.slug}`, 'read-only', 'expires 2999-12-31'])
+    t.same(cells.Scope!.split(/\n+/), [`project ${ws.project.slug}`, 'read-only', 'expires Dec 31, 2999'], 'a date far ahead, in the viewer\'s words (en-US)')
     t.equal(await page.locator('table.keys tbody tr', { has: page.locator('code', { hasText: `gds_…${key.slice(-4)}` }) }).locator('td.scope time').getAttribute('datetime'), '2999-12-31T23:59:59.999Z', 'the exact expiry in datetime')
 
     const before = (await app.repos.apiKeys.listForUser(ws.user.id, ['service'])).length

@@ -98,7 +98,7 @@ t.test('project overview and new project in a browser', { skip }, async (t) => {
     // The status links open the board filtered by that status.
     await clickAndWait(page, page.locator('ul.statuses a[data-status="contacted"]'))
     t.equal(new URL(page.url()).searchParams.get('status'), 'contacted')
-    t.equal(await page.locator('article.opp').count(), 1, 'the board shows the one contacted')
+    t.equal(await page.locator('main [data-event-id]').count(), 1, 'the board shows the one contacted')
     await clickAndWait(page, page.locator('.crumbs a', { hasText: 'Demo project' }))
     t.equal(page.url(), overview, 'the board crumbs lead back to the overview')
   })
