@@ -1,9 +1,13 @@
-// The console's stylesheet and script, read once at start.
+// The console's stylesheet, script and icon, read once at start.
 import fs from 'node:fs'
 import path from 'node:path'
 import type { FastifyPluginAsync } from 'fastify'
 
-const types: Record<string, string> = { 'console.css': 'text/css; charset=utf-8', 'console.js': 'text/javascript; charset=utf-8' }
+const types: Record<string, string> = {
+  'console.css': 'text/css; charset=utf-8',
+  'console.js': 'text/javascript; charset=utf-8',
+  'favicon.svg': 'image/svg+xml',
+}
 
 const consoleAssets: FastifyPluginAsync = async (app) => {
   const dir = path.join(import.meta.dirname, '..', '..', 'views', 'assets')

@@ -85,7 +85,7 @@ t.test('console keys', async (t) => {
       const cells = html.slice(0, html.indexOf('</tr>'))
       t.match(cells, ws.project.slug, 'the table names the project')
       t.match(cells, `project ${ws.project.slug}`, 'as “project <slug>”')
-      t.match(cells, c.kind === 'ingest' ? 'read &amp; write' : 'read-only', 'and the access')
+      t.match(cells, c.kind === 'ingest' ? 'records events' : 'read-only', 'and the access (an ingest key only records events)')
       t.match(cells, row.expiresAt!.toISOString(), 'and the expiry')
     }
 
