@@ -148,7 +148,7 @@ curl -s -X POST ${url}/mcp \\
   -H "Authorization: Bearer $GROWTHDESK_MCP_KEY" \\
   -H 'Content-Type: application/json' \\
   -H 'Accept: application/json, text/event-stream' \\
-  -H 'MCP-Protocol-Version: 2025-06-18' \\
+  -H 'MCP-Protocol-Version: 2025-11-25' \\
   -d '{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "get_overview", "arguments": {"project": "my-project"}}}'
 # → {"jsonrpc": "2.0", "id": 1, "result": {"structuredContent": {...}, "content": [...]}}
 \`\`\`
