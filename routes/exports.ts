@@ -4,8 +4,9 @@
 // yields it, so its memory does not grow with the number of rows.
 import { Readable } from 'node:stream'
 import type { Static } from '@sinclair/typebox'
+import type { FastifyReply } from 'fastify'
 import type { Operation } from '../core/operations.ts'
-import { csvHeader, csvRecords, type CsvColumns } from '../core/csv.ts'
+import { CSV_TYPE, csvHeader, csvRecords, type CsvColumns } from '../core/csv.ts'
 import type { Opportunity } from '../schemas/opportunities.ts'
 import type { DailyEventSummary, DailyOps } from '../schemas/metrics.ts'
 import exportOpportunities from '../tools/export-opportunities.ts'
@@ -93,4 +94,10 @@ export function attachment(e: CsvExport, result: unknown): string {
   const { project, date } = e.naming(result as never)
   const safe = (s: string) => s.replace(/[^A-Za-z0-9._-]/g, '_')
   return `attachment; filename="${safe(project)}-${e.name}-${safe(date)}.csv"`
+}
+
+/** The export's answer: 200, text/csv, as an attachment named after the project and the date. */
+export function sendCsv(reply: FastifyReply, e: CsvExport, result: unknown) {
+  reply.header('content-type', CSV_TYPE).header('content-disposition', attachment(e, result))
+  return reply.code(200).send(e.body(result as never))
 }

@@ -6,8 +6,8 @@ import { Type, type TSchema } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
 import type { Operation, Surface } from '../core/operations.ts'
 import { ErrorResponse, ProjectRef, StringEnum } from '../schemas/atoms.ts'
-import { CSV_TYPE, wantsCsv } from '../core/csv.ts'
-import { attachment, type CsvExport } from './exports.ts'
+import { wantsCsv } from '../core/csv.ts'
+import { sendCsv, type CsvExport } from './exports.ts'
 
 export interface OperationRoute {
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'
@@ -94,8 +94,7 @@ export function operationRoute(app: FastifyInstance, group: RouteGroup, route: O
           const csvArgs = Object.fromEntries(Object.entries(all).filter(([name]) => sent.has(name) || argumentNames.includes(name)))
           // The checks and the errors happen here, before any CSV is written.
           const result = await app.registry.invoke(route.csv.op, csvArgs, call)
-          reply.header('content-type', CSV_TYPE).header('content-disposition', attachment(route.csv, result))
-          return reply.code(200).send(route.csv.body(result))
+          return sendCsv(reply, route.csv, result)
         }
         delete args.format
       }
