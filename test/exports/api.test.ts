@@ -147,6 +147,10 @@ t.test('opportunity and metrics exports', async (t) => {
     t.equal(asJson.body, plain.body, 'format=json answers JSON even with Accept: text/csv')
     t.equal(acceptJson.body, plain.body)
     t.equal(plain.json().total, 3)
+    const head = await app.inject({ method: 'HEAD', url: `${base(project)}/opportunities?format=csv`, headers: bearer(key) })
+    t.equal(head.statusCode, 200, 'HEAD: the headers of the CSV answer')
+    t.equal(head.headers['content-type'], 'text/csv; charset=utf-8')
+    t.equal(head.body, '')
   })
 
   t.test('filters: the same rows as the JSON listing', async (t) => {
