@@ -5,7 +5,9 @@
 import { Type, type TSchema } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
 import type { Operation, Surface } from '../core/operations.ts'
-import { ErrorResponse, ProjectRef } from '../schemas/atoms.ts'
+import { ErrorResponse, ProjectRef, StringEnum } from '../schemas/atoms.ts'
+import { wantsCsv } from '../core/csv.ts'
+import { sendCsv, type CsvExport } from './exports.ts'
 
 export interface OperationRoute {
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'
@@ -16,7 +18,16 @@ export interface OperationRoute {
   project?: string
   /** 201 for a route that creates; or a choice by result (an idempotent create answers 200). */
   status?: 201 | ((result: never) => 200 | 201)
+  /**
+   * A CSV answer too (GET only), for `Accept: text/csv` or `?format=csv`: the same arguments,
+   * access checks and errors (JSON), through the export's operation.
+   */
+  csv?: CsvExport
 }
+
+const Format = StringEnum(['json', 'csv'] as const, {
+  description: '`csv` answers in CSV (text/csv, as an attachment), as `Accept: text/csv` does; `json` (the default) in JSON.',
+})
 
 export interface RouteGroup {
   surface: Surface
@@ -33,7 +44,11 @@ export function operationRoute(app: FastifyInstance, group: RouteGroup, route: O
     if (p !== route.project && !properties[p]) throw new Error(`${route.method} ${route.url}: ${op.name} has no argument '${p}'`)
   }
   const params = Type.Object(Object.fromEntries(pathParams.map((p) => [p, p === route.project ? ProjectRef : properties[p]!])))
-  const rest = Object.fromEntries(Object.entries(properties).filter(([name]) => !pathParams.includes(name)))
+  const rest: Record<string, TSchema> = Object.fromEntries(Object.entries(properties).filter(([name]) => !pathParams.includes(name)))
+  if (route.csv) {
+    if (route.method !== 'GET') throw new Error(`${route.method} ${route.url}: only a GET route answers in CSV`)
+    rest.format = Type.Optional(Format)
+  }
   const inQuery = route.method === 'GET' || route.method === 'DELETE'
   const input = Type.Object(rest, { additionalProperties: false })
   const created = route.status !== undefined
@@ -47,7 +62,9 @@ export function operationRoute(app: FastifyInstance, group: RouteGroup, route: O
       tags: [group.tag],
       security: bearerSecurity,
       summary: op.title,
-      description: op.description,
+      description: route.csv
+        ? `${op.description} Answers in CSV (a header row, then one row per record) for \`Accept: text/csv\` or \`format=csv\`.`
+        : op.description,
       ...(pathParams.length > 0 ? { params } : {}),
       ...(Object.keys(rest).length > 0 ? (inQuery ? { querystring: input } : { body: input }) : {}),
       response: {
@@ -61,12 +78,27 @@ export function operationRoute(app: FastifyInstance, group: RouteGroup, route: O
       const fromPath = request.params as Record<string, string>
       const args: Record<string, unknown> = { ...((inQuery ? request.query : request.body) as object | undefined) }
       for (const name of argumentNames) args[name] = fromPath[name]
-      const result = await app.registry.invoke(op, args, {
+      const call = {
         principal: request.principal,
         projectRef: route.project ? fromPath[route.project] : undefined,
         surface: group.surface,
         log: request.log,
-      })
+      }
+      if (route.csv) {
+        const { format, ...all } = args
+        reply.header('vary', 'Accept')
+        if (wantsCsv(format, request.headers.accept)) {
+          // Only what the client sent (validation filled in the listing's defaults, page and
+          // page_size, which the export has not: sent, they are refused as unknown arguments).
+          const sent = new Set(new URLSearchParams(request.url.split('?')[1] ?? '').keys())
+          const csvArgs = Object.fromEntries(Object.entries(all).filter(([name]) => sent.has(name) || argumentNames.includes(name)))
+          // The checks and the errors happen here, before any CSV is written.
+          const result = await app.registry.invoke(route.csv.op, csvArgs, call)
+          return sendCsv(reply, route.csv, result)
+        }
+        delete args.format
+      }
+      const result = await app.registry.invoke(op, args, call)
       const status = route.status === undefined ? 200 : typeof route.status === 'number' ? route.status : route.status(result as never)
       return reply.code(status).send(result)
     },

@@ -9,16 +9,17 @@ import getOverview from '../tools/get-overview.ts'
 import getDailyOps from '../tools/get-daily-ops.ts'
 import getDailyEventSummary from '../tools/get-daily-event-summary.ts'
 import getEventStream from '../tools/get-event-stream.ts'
+import { dailyEventSummaryCsv, dailyOpsCsv, opportunitiesCsv } from './exports.ts'
 
 const project = 'project_id'
 const routes: OperationRoute[] = [
-  { method: 'GET', url: '/projects/:project_id/opportunities', op: listOpportunities, project },
+  { method: 'GET', url: '/projects/:project_id/opportunities', op: listOpportunities, project, csv: opportunitiesCsv },
   { method: 'POST', url: '/projects/:project_id/opportunities', op: submitOpportunity, project, status: (r: { created: boolean }) => (r.created ? 201 : 200) },
   { method: 'PATCH', url: '/projects/:project_id/opportunities/:event_id/review', op: reviewOpportunity, project },
   { method: 'GET', url: '/projects/:project_id/opportunities/:event_id/history', op: getReviewHistory, project },
   { method: 'GET', url: '/projects/:project_id/overview', op: getOverview, project },
-  { method: 'GET', url: '/projects/:project_id/daily-ops', op: getDailyOps, project },
-  { method: 'GET', url: '/projects/:project_id/daily-event-summary', op: getDailyEventSummary, project },
+  { method: 'GET', url: '/projects/:project_id/daily-ops', op: getDailyOps, project, csv: dailyOpsCsv },
+  { method: 'GET', url: '/projects/:project_id/daily-event-summary', op: getDailyEventSummary, project, csv: dailyEventSummaryCsv },
   { method: 'GET', url: '/projects/:project_id/event-stream', op: getEventStream, project },
 ]
 

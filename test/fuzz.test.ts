@@ -500,6 +500,33 @@ t.test('fuzzing every route', async (t) => {
             }
           }
           if (Object.keys(target.queryParams).length > 0) await run('?zzz_unknown=1', target.request({ query: { zzz_unknown: ['1'] } }), { family: 'api', reject: true, field: 'zzz_unknown' })
+          // The CSV answer of the routes that have one (format=csv or Accept: text/csv): CSV when
+          // valid, and every refusal the same, in the error shape (the export takes no page).
+          if ('format' in target.queryParams) {
+            const noPage = ['page', 'page_size', 'after']
+            const base = Object.fromEntries([...new URL(`http://x${target.request().url}`).searchParams].filter(([k]) => !noPage.includes(k)).map(([k, v]) => [k, [v]]))
+            for (const [label, opts] of [
+              ['?format=csv', target.request({ query: { ...base, format: ['csv'] } })],
+              ['Accept: text/csv', target.request({ query: base, headers: { accept: 'text/csv' } })],
+            ] as const) {
+              const res = await send(opts)
+              if (res.statusCode !== 200 || !String(res.headers['content-type']).startsWith('text/csv')) problems.push(`${target.label} ${label}: not CSV: ${res.statusCode} ${res.headers['content-type']}`)
+            }
+            for (const [name, schema] of Object.entries(target.queryParams)) {
+              if (name === 'format') continue
+              const check = coercingAjv.compile(schema)
+              const refused = noPage.includes(name) // not an argument of the export, whatever its value
+              for (const bad of badValues(schema, valid[target.op!]?.[name], EVERY_SURFACE)) {
+                const text = queryText(bad.value)
+                if (!text || (bad.badness === 'text' && !text.some((v) => v.includes('\u0000')))) continue
+                const accepted = (bad.badness === 'schema' || bad.badness === 'edge') && check(text.length === 1 ? text[0] : [...text])
+                if (accepted && bad.badness === 'schema' && !refused) continue
+                const csv = index % 2 === 0 ? { query: { ...base, [name]: text, format: ['csv'] } } : { query: { ...base, [name]: text }, headers: { accept: 'text/csv' } }
+                await run(`CSV ?${name}=${text.join('&').slice(0, 40)} (${bad.label})`, target.request(csv), { family: 'api', reject: refused || !accepted, field: refused || bad.badness === 'schema' ? name : undefined })
+              }
+            }
+            await run('CSV ?zzz_unknown=1', target.request({ query: { ...base, zzz_unknown: ['1'] }, headers: { accept: 'text/csv' } }), { family: 'api', reject: true, field: 'zzz_unknown' })
+          }
           // Path values: each parameter's bad strings (too long, a NUL, a lone surrogate, another workspace's id).
           for (const [name, schema] of Object.entries(target.pathParams)) {
             const check = coercingAjv.compile(schema)
@@ -806,7 +833,7 @@ t.test('fuzzing every route', async (t) => {
         // Odd query strings for the pages that read one; the others get one unknown parameter.
         const query = route.url === '/oauth/authorize'
           ? [authorizeQuery, ...Object.keys(authorizeQuery).flatMap((k) => [setAt(authorizeQuery, [k], REMOVE), setAt(authorizeQuery, [k], 'x'), setAt(authorizeQuery, [k], 'a\u0000b')]) as Record<string, string>[]]
-          : /\/(opportunities|metrics|login)$/.test(route.url) ? [{}, ...badQuery] : [{}, { x: '%zz' }]
+          : /\/(opportunities|metrics|login)$|\/(opportunities|metrics|event-summary)\.csv$/.test(route.url) ? [{}, ...badQuery] : [{}, { x: '%zz' }]
         for (const [i, url] of urls.entries()) {
           for (const q of i === 0 ? query : [{}]) {
             // Signed in, and (for the page itself and its odd query strings) a stranger.

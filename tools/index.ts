@@ -3,6 +3,7 @@ import type { Operation } from '../core/operations.ts'
 import discoverTools from './discover-tools.ts'
 import searchSignals from './search-signals.ts'
 import listOpportunities from './list-opportunities.ts'
+import exportOpportunities from './export-opportunities.ts'
 import reviewOpportunity from './review-opportunity.ts'
 import reviewOpportunities from './review-opportunities.ts'
 import submitOpportunity from './submit-opportunity.ts'
@@ -28,6 +29,7 @@ export const operations: Operation[] = [
   discoverTools,
   searchSignals,
   listOpportunities,
+  exportOpportunities,
   reviewOpportunity,
   reviewOpportunities,
   submitOpportunity,

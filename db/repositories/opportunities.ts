@@ -144,6 +144,26 @@ function buildList(db: Queryable, f: ListFilters, way: Exclude<ListWay, 'total'>
   return (way === 'forward' || way === 'backward' ? query.offset(p('offset')) : query).prepare(name)
 }
 
+/** The filters of a walk through the whole listing (an export): no page. */
+export type WalkFilters = Omit<ListFilters, 'page' | 'pageSize' | 'after'>
+
+/** A batch of the walk for the filters set in `f`: the first, or the one after a key; no total. */
+function buildWalk(db: Queryable, f: WalkFilters, after: boolean, name: string) {
+  const { where } = listConditions({ ...f, page: 1, pageSize: 1 })
+  const at = sql<string>`to_char(${opportunities.receivedAt} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`
+  if (after) {
+    const key = sql`${p('afterAt')}::timestamptz`
+    where.push(sql`${opportunities.receivedAt} <= ${key}`, sql`(${opportunities.receivedAt} < ${key} or ${opportunities.id} > ${p('afterId')}::text)`)
+  }
+  return db
+    .select({ row: opportunities, at })
+    .from(opportunities)
+    .where(and(...where))
+    .orderBy(desc(opportunities.receivedAt), asc(opportunities.id))
+    .limit(p('limit'))
+    .prepare(name)
+}
+
 export function createOpportunitiesRepository(db: Queryable) {
   /**
    * The listing's statements, one per shape (which filters are set, and which way it reads),
@@ -158,6 +178,13 @@ export function createOpportunitiesRepository(db: Queryable) {
     const key = `${way}_${shape(f)}`
     let statement = pages.get(key)
     if (!statement) pages.set(key, (statement = buildList(db, f, way, `list_opportunities_${key}`)))
+    return statement
+  }
+  const walks = new Map<string, ReturnType<typeof buildWalk>>()
+  function walkStatement(f: WalkFilters, after: boolean) {
+    const key = `${after ? 'after' : 'first'}_${shape({ ...f, page: 1, pageSize: 1 })}`
+    let statement = walks.get(key)
+    if (!statement) walks.set(key, (statement = buildWalk(db, f, after, `walk_opportunities_${key}`)))
     return statement
   }
   function totalStatement(f: ListFilters) {
@@ -234,6 +261,25 @@ export function createOpportunitiesRepository(db: Queryable) {
       const page = rows.slice(0, size)
       const last = page.at(-1)
       return { items: page.map((r) => toOpportunity(r.row)), total, next: more && last ? { at: last.at, id: last.row.id } : null }
+    },
+
+    /**
+     * Every opportunity matching the filters in listing order (newest first), in batches of
+     * `batch` read one after the other by key (each an index range from the last key on, with
+     * no total), so a caller can write each batch out before the next is read and hold only one.
+     * Opportunities that arrive during the walk are newer than its first batch: not included.
+     */
+    async * walk(projectId: string, f: WalkFilters, batch = 1000): AsyncGenerator<Opportunity[]> {
+      let after: ListKey | undefined
+      for (;;) {
+        const values = listValues(projectId, { ...f, page: 1, pageSize: batch, after })
+        const rows: { row: Row; at: string }[] = await walkStatement(f, after !== undefined).execute({ ...values, limit: batch })
+        if (rows.length === 0) return
+        const last = rows.at(-1)!
+        after = { at: last.at, id: last.row.id }
+        yield rows.map((r) => toOpportunity(r.row))
+        if (rows.length < batch) return
+      }
     },
 
     /**

@@ -23,6 +23,7 @@ import revokeKey from '../../tools/revoke-key.ts'
 import type { Operation } from '../../core/operations.ts'
 import { appError } from '../../core/errors.ts'
 import { displayKey } from '../../db/keys.ts'
+import { dailyEventSummaryCsv, dailyOpsCsv, opportunitiesCsv, sendCsv, type CsvExport } from '../exports.ts'
 import type { Static } from '@sinclair/typebox'
 
 /** How long a new key waits in the session for the page that shows it (the redirect is followed at once). */
@@ -368,6 +369,10 @@ const consolePages: FastifyPluginAsync<{ publicUrl: string }> = async (app) => {
         back: request.url,
         link,
         pageUrl: (p: number) => link({ page: String(p) }),
+        // The same filters, every page: the whole listing as CSV.
+        csvUrl: `/console/projects/${encodeURIComponent(project!.slug)}/opportunities.csv?${new URLSearchParams({
+          type: filters.type, date: filters.date, evaluation: filters.evaluation, status: filters.status, ...(q ? { q } : {}),
+        }).toString()}`,
       })
     })
 
@@ -449,6 +454,32 @@ const consolePages: FastifyPluginAsync<{ publicUrl: string }> = async (app) => {
       })
       return reply.page('metrics', { title: `Metrics · ${project!.name}`, project, ops, summary, events, chart })
     })
+
+    // Downloads: the same CSV as the API's, as the signed-in user (plain links: no script needed).
+    async function download(request: FastifyRequest<{ Params: { project: string } }>, reply: FastifyReply, e: CsvExport, args: Record<string, string>) {
+      let result
+      try {
+        result = await run(request, e.op, args, request.params.project)
+      } catch (err) {
+        if ((err as { statusCode?: number }).statusCode !== 400) throw err
+        reply.code(400)
+        return reply.page('error', { title: 'Bad filter', heading: 'That download does not work', message: describe(err) })
+      }
+      return sendCsv(reply, e, result)
+    }
+    /** The query's values for these names, an empty one left out (as the board's filter form sends it). */
+    const chosen = (query: Form, names: readonly string[]) =>
+      Object.fromEntries(names.flatMap((n) => {
+        const value = n === 'q' ? query[n]?.trim() : query[n]
+        return typeof value === 'string' && value !== '' ? [[n, value]] : []
+      }))
+
+    app.get<{ Params: { project: string } }>('/console/projects/:project/opportunities.csv', async (request, reply) =>
+      download(request, reply, opportunitiesCsv, chosen(request.query as Form, ['type', 'date', 'evaluation', 'status', 'q'])))
+    app.get<{ Params: { project: string } }>('/console/projects/:project/metrics.csv', async (request, reply) =>
+      download(request, reply, dailyOpsCsv, chosen(request.query as Form, ['window'])))
+    app.get<{ Params: { project: string } }>('/console/projects/:project/event-summary.csv', async (request, reply) =>
+      download(request, reply, dailyEventSummaryCsv, chosen(request.query as Form, ['window'])))
 
     app.get('/console/workspace', async (request, reply) => {
       const { tools } = await run(request, listWorkspaceTools, {})
