@@ -20,12 +20,13 @@ export function webhookPayload(type: string, at: Date, data: unknown) {
  * statement of the caller's transaction. A project without subscriptions costs one indexed
  * lookup that inserts nothing.
  */
+// (Dates go in as ISO text: postgres.js takes no Date in a raw statement.)
 export async function enqueueWebhooks(db: Queryable, projectId: string, type: WebhookEventType, at: Date, data: unknown[]): Promise<void> {
   if (data.length === 0) return
   const payloads = JSON.stringify(data.map((d) => webhookPayload(type, at, d)))
   await db.execute(sql`
     insert into webhook_deliveries (id, webhook_id, type, payload, created_at, next_attempt_at)
-    select 'msg_' || replace(gen_random_uuid()::text, '-', ''), w.id, ${type}, p.value, ${at}, ${at}
+    select 'msg_' || replace(gen_random_uuid()::text, '-', ''), w.id, ${type}, p.value, ${at.toISOString()}::timestamptz, ${at.toISOString()}::timestamptz
     from webhooks w cross join jsonb_array_elements(${payloads}::jsonb) with ordinality as p(value, n)
     where w.project_id = ${projectId} and w.enabled and ${type} = any(w.events)
     order by p.n`)
@@ -129,13 +130,13 @@ export function createWebhooksRepository(db: Queryable) {
       const result = await db.execute(sql`
         with due as (
           select d.id from webhook_deliveries d
-          where d.status = 'pending' and d.next_attempt_at <= ${now}
+          where d.status = 'pending' and d.next_attempt_at <= ${now.toISOString()}::timestamptz
             and exists (select 1 from webhooks w where w.id = d.webhook_id and w.enabled)
           order by d.next_attempt_at
           limit ${limit}
           for update of d skip locked
         )
-        update webhook_deliveries d set next_attempt_at = ${leaseUntil}, attempts = d.attempts + 1
+        update webhook_deliveries d set next_attempt_at = ${leaseUntil.toISOString()}::timestamptz, attempts = d.attempts + 1
         from due, webhooks w
         where d.id = due.id and w.id = d.webhook_id
         returning d.id, d.webhook_id, d.type, d.payload, d.attempts, w.url, w.secret, w.previous_secret, w.previous_secret_until`)
