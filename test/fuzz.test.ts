@@ -729,8 +729,8 @@ t.test('fuzzing every route', async (t) => {
 
   await t.test('the console and the authorization page: forms and pages', async (t) => {
     const consoleRoutes = routes.filter((r) => r.url.startsWith('/console') || r.url === '/oauth/authorize')
-    const defaults: Record<string, string> = { project: ws.project.slug, id: opp, file: 'console.css' }
-    const idFor = (url: string) => (url.includes('/keys/') ? spareKey.id : url.includes('/connections/') ? grantId : opp)
+    const defaults: Record<string, string> = { project: ws.project.slug, id: opp, file: 'console.css', delivery: message }
+    const idFor = (url: string) => (url.includes('/keys/') ? spareKey.id : url.includes('/connections/') ? grantId : url.includes('/webhooks/') ? hook : opp)
     const pathFor = (url: string, values: Record<string, string> = {}) => fill(url, { ...defaults, id: idFor(url), ...values })
     const badPath = ['x', 'a'.repeat(101), 'a\u0000b', '\ud800', '..', other.project.id, otherOpp, otherKeyId, otherGrant]
     const badQuery: Record<string, string>[] = [{ page: '1e300' }, { page: '-1' }, { page_size: '5e17' }, { status: 'nope' }, { window: 'x' }, { next: '//evil.example' }, { next: 'https://evil.example' }, { next: '/\\evil.example' }, { date: '\u0000' }, { type: 'x'.repeat(300) }, { evaluation: '' }, { client_id: 'x' }]
@@ -757,6 +757,14 @@ t.test('fuzzing every route', async (t) => {
       'POST /console/keys/:id/revoke': { valid: { back: '/console/keys' }, bad: { ':id': badPath } },
       'POST /console/workspace/tools/:name': { valid: { enabled: 'true' }, bad: { ':name': ['no_such_tool', 'a'.repeat(101), 'a\u0000b', 'ingest_events', '\ud800'] } },
       'POST /console/connections/:id/revoke': { valid: {}, bad: { ':id': badPath } },
+      'POST /console/projects/:project/webhooks': {
+        valid: { url: 'https://example.com/hook', events: 'memory.added', description: 'd' },
+        bad: { url: ['', 'http://example.com/x', 'https://10.0.0.1/x', 'x'.repeat(2001), 'a\u0000b'], events: ['', 'nope', 'a\u0000b'], description: ['x'.repeat(501)], ':project': badPath },
+      },
+      'POST /console/projects/:project/webhooks/:id/rotate': { valid: {}, bad: { ':id': [...badPath, otherHook], ':project': badPath } },
+      'POST /console/projects/:project/webhooks/:id/test': { valid: {}, bad: { ':id': [...badPath, otherHook] } },
+      'POST /console/projects/:project/webhooks/:id/delete': { valid: {}, bad: { ':id': [...badPath, otherHook] } },
+      'POST /console/projects/:project/webhooks/:id/deliveries/:delivery/redeliver': { valid: {}, bad: { ':id': [...badPath, otherHook], ':delivery': ['msg_doesnotexist000', 'x', 'a\u0000b'] } },
       'POST /oauth/authorize': {
         valid: {},
         bad: {
