@@ -6,7 +6,7 @@
 import fp from 'fastify-plugin'
 import type { FastifyInstance } from 'fastify'
 import type { LookupFunction } from 'node:net'
-import type { ClaimedDelivery } from '../db/repositories/webhooks.ts'
+import { WEBHOOKS_CHANNEL, type ClaimedDelivery } from '../db/repositories/webhooks.ts'
 import {
   BlockedAddressError, FAILING_AFTER, nextAttemptAt, resolvePublic, signatureHeader, type WebhookPolicy,
 } from '../core/webhooks.ts'
@@ -125,11 +125,15 @@ async function webhooksPlugin(app: FastifyInstance, options: WebhooksPluginOptio
   app.decorate('webhooks', { deliverDue })
   if (!options.enabled) return
 
+  // Every interval, and at once when a commit that queued messages NOTIFYs (the interval
+  // remains for retries falling due, and for a listener that lost its connection).
   let timer: NodeJS.Timeout | undefined
   let running: Promise<unknown> | undefined
   let stopped = false
+  let woken = false
   const isStopped = () => stopped
   const tick = () => {
+    clearTimeout(timer)
     running = (async () => {
       // A full batch: more may be due at once.
       for (;;) {
@@ -138,16 +142,29 @@ async function webhooksPlugin(app: FastifyInstance, options: WebhooksPluginOptio
     })()
       .catch((err) => app.log.error({ err }, 'webhook worker'))
       .finally(() => {
-        if (!stopped) timer = setTimeout(tick, options.intervalMs ?? 250).unref()
+        running = undefined
+        if (stopped) return
+        if (woken) {
+          woken = false
+          tick()
+        } else timer = setTimeout(tick, options.intervalMs ?? 250).unref()
       })
   }
+  const wake = () => {
+    if (stopped) return
+    if (running) woken = true
+    else tick()
+  }
+  let unlisten: (() => Promise<void>) | undefined
   app.addHook('onReady', async () => {
-    timer = setTimeout(tick, 0).unref()
+    // Listening (`up`) wakes it, at start and after a lost connection: a NOTIFY may have been missed.
+    unlisten = await app.database.listen(WEBHOOKS_CHANNEL, { notify: wake, up: wake, down: () => {} })
   })
   // Before the database closes (hooks run in reverse order of registration).
   app.addHook('onClose', async () => {
     stopped = true
     clearTimeout(timer)
+    await unlisten?.()
     await running
   })
 }

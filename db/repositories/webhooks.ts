@@ -24,13 +24,21 @@ export function webhookPayload(type: string, at: Date, data: unknown) {
 export async function enqueueWebhooks(db: Queryable, projectId: string, type: WebhookEventType, at: Date, data: unknown[]): Promise<void> {
   if (data.length === 0) return
   const payloads = JSON.stringify(data.map((d) => webhookPayload(type, at, d)))
+  // A NOTIFY when something was queued wakes the workers at the commit (none on a rollback).
   await db.execute(sql`
-    insert into webhook_deliveries (id, webhook_id, type, payload, created_at, next_attempt_at)
-    select 'msg_' || replace(gen_random_uuid()::text, '-', ''), w.id, ${type}, p.value, ${at.toISOString()}::timestamptz, ${at.toISOString()}::timestamptz
-    from webhooks w cross join jsonb_array_elements(${payloads}::jsonb) with ordinality as p(value, n)
-    where w.project_id = ${projectId} and w.enabled and ${type} = any(w.events)
-    order by p.n`)
+    with queued as (
+      insert into webhook_deliveries (id, webhook_id, type, payload, created_at, next_attempt_at)
+      select 'msg_' || replace(gen_random_uuid()::text, '-', ''), w.id, ${type}, p.value, ${at.toISOString()}::timestamptz, ${at.toISOString()}::timestamptz
+      from webhooks w cross join jsonb_array_elements(${payloads}::jsonb) with ordinality as p(value, n)
+      where w.project_id = ${projectId} and w.enabled and ${type} = any(w.events)
+      order by p.n
+      returning 1
+    )
+    select pg_notify(${WEBHOOKS_CHANNEL}, '') from (select 1 from queued limit 1) as any_queued`)
 }
+
+/** The channel a commit that queued messages notifies, so that workers deliver at once. */
+export const WEBHOOKS_CHANNEL = 'growthdesk_webhooks'
 
 /** A delivery the worker claimed, with what it needs to send it. */
 export interface ClaimedDelivery {
@@ -100,6 +108,7 @@ export function createWebhooksRepository(db: Queryable) {
     /** One message to this subscription only (a test delivery). */
     async enqueueOne(webhookId: string, type: string, payload: unknown, now: Date): Promise<DeliveryRow> {
       const [row] = await db.insert(webhookDeliveries).values({ id: newId('msg'), webhookId, type, payload, createdAt: now, nextAttemptAt: now }).returning()
+      await db.execute(sql`select pg_notify(${WEBHOOKS_CHANNEL}, '')`)
       return row!
     },
 
@@ -118,6 +127,7 @@ export function createWebhooksRepository(db: Queryable) {
         .set({ status: 'pending', attempts: 0, nextAttemptAt: now, deliveredAt: null })
         .where(and(eq(webhookDeliveries.id, id), eq(webhookDeliveries.webhookId, webhookId)))
         .returning()
+      if (row) await db.execute(sql`select pg_notify(${WEBHOOKS_CHANNEL}, '')`)
       return row
     },
 
