@@ -8,6 +8,7 @@ import { appError } from './core/errors.ts'
 import databasePlugin from './plugins/database.ts'
 import repositoriesPlugin from './plugins/repositories.ts'
 import registryPlugin from './plugins/registry.ts'
+import webhooksPlugin from './plugins/webhooks.ts'
 import errorsPlugin, { frameworkErrors } from './plugins/errors.ts'
 import authPlugin from './plugins/auth.ts'
 import fairUsePlugin from './plugins/fair-use.ts'
@@ -16,6 +17,7 @@ import projectApiRoutes from './routes/project-api.ts'
 import eventsRoutes from './routes/events.ts'
 import toolsApiRoutes from './routes/tools-api.ts'
 import projectRoutes from './routes/projects.ts'
+import webhookRoutes from './routes/webhooks.ts'
 import agentDocsRoutes from './routes/agent-docs.ts'
 import openapiPlugin from './plugins/openapi.ts'
 import corsPlugin from './plugins/cors.ts'
@@ -145,7 +147,9 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     await app.register(errorsPlugin)
     await app.register(databasePlugin, { database: config.database })
     await app.register(repositoriesPlugin, { settingsCacheTtlMs: config.settingsCacheTtlMs })
-    await app.register(registryPlugin, { now: options.now ?? (() => new Date()), checkOutputs: options.checkOutputs })
+    const webhookPolicy = { allowPrivateNetworks: config.webhooks?.allowPrivateNetworks ?? false, production: process.env.NODE_ENV === 'production' }
+    await app.register(registryPlugin, { now: options.now ?? (() => new Date()), checkOutputs: options.checkOutputs, webhookPolicy })
+    await app.register(webhooksPlugin, { policy: webhookPolicy, enabled: config.webhooks?.enabled ?? false })
     await app.register(fairUsePlugin, { limits: config.rateLimit })
     await app.register(authPlugin, { publicUrl: config.publicUrl })
 
@@ -158,6 +162,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     await app.register(eventsRoutes)
     await app.register(toolsApiRoutes, { prefix: '/v1' })
     await app.register(projectRoutes, { prefix: '/v1' })
+    await app.register(webhookRoutes, { prefix: '/v1' })
     await app.register(oauthMetadataRoutes, { publicUrl: config.publicUrl })
     await app.register(oauthRoutes, { publicUrl: config.publicUrl })
     await app.register(consolePlugin, { publicUrl: config.publicUrl, clientMetadataPrivateNetwork: config.oauthClientMetadataPrivateNetwork })

@@ -24,6 +24,8 @@ export const EnvSchema = Type.Object({
   RATE_LIMIT_AUTH_FAILURES: Type.Integer({ default: 30, minimum: 0, maximum: 1_000_000 }),
   RATE_LIMIT_CONCURRENCY: Type.Integer({ default: 8, minimum: 0, maximum: 10_000 }),
   SETTINGS_CACHE_TTL_MS: Type.Integer({ default: 10_000, minimum: 0, maximum: 600_000 }),
+  WEBHOOKS_ENABLED: Type.Union([Type.Literal('true'), Type.Literal('false')], { default: 'true' }),
+  WEBHOOKS_ALLOW_PRIVATE_NETWORKS: Type.Union([Type.Literal('true'), Type.Literal('false')], { default: 'false' }),
   LOG_LEVEL: Type.Union(
     ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)),
     { default: 'info' }
@@ -51,6 +53,8 @@ const hints: Record<keyof Env, string> = {
   RATE_LIMIT_AUTH_FAILURES: 'failed authentications per client address per minute, an integer from 0 (no limit) to 1000000',
   RATE_LIMIT_CONCURRENCY: 'concurrent requests per credential per instance, an integer from 0 (no limit) to 10000',
   SETTINGS_CACHE_TTL_MS: 'milliseconds from 0 (no cache) to 600000 an instance may keep a credential, role or setting',
+  WEBHOOKS_ENABLED: 'true or false',
+  WEBHOOKS_ALLOW_PRIVATE_NETWORKS: 'true or false',
   LOG_LEVEL: 'one of fatal, error, warn, info, debug, trace, silent',
 }
 
@@ -96,6 +100,12 @@ export interface Config {
   oauthClientMetadataPrivateNetwork?: boolean
   /** How long credentials, roles and settings may be kept in memory (each change drops them at once); 0: never. Default 10 s. */
   settingsCacheTtlMs?: number
+  /**
+   * Outgoing webhooks: `enabled` runs the delivery worker (WEBHOOKS_ENABLED, default true);
+   * `allowPrivateNetworks` lets subscriptions reach private, loopback and link-local addresses
+   * (WEBHOOKS_ALLOW_PRIVATE_NETWORKS, default false). Absent: the worker is off (tests).
+   */
+  webhooks?: { enabled: boolean; allowPrivateNetworks: boolean }
 }
 
 export class ConfigError extends Error {
@@ -155,6 +165,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     requestTimeoutMs: e.REQUEST_TIMEOUT_MS,
     keepAliveTimeoutMs: e.KEEP_ALIVE_TIMEOUT_MS,
     settingsCacheTtlMs: e.SETTINGS_CACHE_TTL_MS,
+    webhooks: { enabled: e.WEBHOOKS_ENABLED === 'true', allowPrivateNetworks: e.WEBHOOKS_ALLOW_PRIVATE_NETWORKS === 'true' },
     rateLimit: {
       max: e.RATE_LIMIT_MAX,
       ingestMax: e.RATE_LIMIT_INGEST_MAX,

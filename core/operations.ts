@@ -9,6 +9,7 @@ import { appError, invalidArguments, validationFailed, type ErrorDetail } from '
 import { serializerOf, strictAjv, validatorOf } from './validation.ts'
 import { ProjectRef, type Role } from '../schemas/atoms.ts'
 import type { Repositories } from '../db/repositories/index.ts'
+import { defaultWebhookPolicy, type WebhookPolicy } from './webhooks.ts'
 
 export interface Annotations {
   readOnlyHint: boolean
@@ -23,6 +24,8 @@ interface Context {
   log: FastifyBaseLogger
   now: () => Date
   registry: Registry
+  /** Which webhook URLs may be subscribed (the configuration's WEBHOOKS_ALLOW_PRIVATE_NETWORKS). */
+  webhookPolicy: WebhookPolicy
 }
 export type WorkspaceContext = Context
 export type ProjectContext = Context & { project: ProjectAccess }
@@ -127,6 +130,7 @@ interface RegistryDeps {
   now: () => Date
   /** Check every result against its output schema and fail loudly (tests turn this on). */
   checkOutputs?: boolean
+  webhookPolicy?: WebhookPolicy
 }
 
 export class Registry {
@@ -225,7 +229,7 @@ export class Registry {
     const bad = findBadText(args, '')
     if (bad !== null) throw invalidArguments([bad])
     if (!entry.validate(args)) throw validationFailed(entry.validate.errors ?? [])
-    const ctx: Context = { principal: call.principal, repos: this.deps.repos, log: call.log, now: this.deps.now, registry: this }
+    const ctx: Context = { principal: call.principal, repos: this.deps.repos, log: call.log, now: this.deps.now, registry: this, webhookPolicy: this.deps.webhookPolicy ?? defaultWebhookPolicy }
     const result = op.scope === 'workspace'
       ? await op.handler(args as never, ctx)
       : await op.handler(args as never, { ...ctx, project: await this.project(op, args, call) })

@@ -286,6 +286,48 @@ export const oauthRefreshTokens = pgTable('oauth_refresh_tokens', {
   usedAt: tstz('used_at'),
 }, (t) => [index('oauth_refresh_grant_idx').on(t.grantId)])
 
+/** Outgoing webhook subscriptions of a project (Standard Webhooks; the secret is `whsec_…`). */
+export const webhooks = pgTable('webhooks', {
+  id: text('id').primaryKey(),
+  workspaceId: text('workspace_id').notNull().references(() => workspaces.id, { onDelete: 'cascade' }),
+  projectId: text('project_id').notNull().references(() => projects.id, { onDelete: 'cascade' }),
+  url: text('url').notNull(),
+  events: text('events').array().notNull(),
+  description: text('description').notNull().default(''),
+  secret: text('secret').notNull(),
+  /** The secret before the last rotation: it signs beside the new one until previous_secret_until. */
+  previousSecret: text('previous_secret'),
+  previousSecretUntil: tstz('previous_secret_until'),
+  enabled: boolean('enabled').notNull().default(true),
+  /** Set after repeated failed deliveries; cleared by the next success. */
+  failing: boolean('failing').notNull().default(false),
+  consecutiveFailures: integer('consecutive_failures').notNull().default(0),
+  createdBy: text('created_by').references(() => users.id, { onDelete: 'set null' }),
+  createdAt: createdAt(),
+  updatedAt: tstz('updated_at').notNull().defaultNow(),
+}, (t) => [index('webhooks_project_idx').on(t.projectId)])
+
+/** The outbox: one row per message to one webhook, written in the transaction of the change. */
+export const webhookDeliveries = pgTable('webhook_deliveries', {
+  /** msg_…: the stable webhook-id header, the same on every attempt. */
+  id: text('id').primaryKey(),
+  webhookId: text('webhook_id').notNull().references(() => webhooks.id, { onDelete: 'cascade' }),
+  type: text('type').notNull(),
+  payload: jsonb('payload').notNull(),
+  createdAt: createdAt(),
+  status: text('status', { enum: ['pending', 'succeeded', 'failed'] }).notNull().default('pending'),
+  attempts: integer('attempts').notNull().default(0),
+  nextAttemptAt: tstz('next_attempt_at').notNull().defaultNow(),
+  lastStatusCode: integer('last_status_code'),
+  lastError: text('last_error'),
+  lastLatencyMs: integer('last_latency_ms'),
+  deliveredAt: tstz('delivered_at'),
+}, (t) => [
+  index('webhook_deliveries_due_idx').on(t.status, t.nextAttemptAt),
+  index('webhook_deliveries_webhook_idx').on(t.webhookId, t.createdAt.desc(), t.id),
+  oneOf('webhook_deliveries_status_check', 'status', ['pending', 'succeeded', 'failed']),
+])
+
 export const schema = {
   workspaces,
   users,
@@ -309,4 +351,6 @@ export const schema = {
   oauthGrants,
   oauthCodes,
   oauthRefreshTokens,
+  webhooks,
+  webhookDeliveries,
 }

@@ -4,6 +4,7 @@ import fp from 'fastify-plugin'
 import type { FastifyInstance } from 'fastify'
 import { Registry } from '../core/operations.ts'
 import { operations } from '../tools/index.ts'
+import type { WebhookPolicy } from '../core/webhooks.ts'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -17,10 +18,11 @@ export interface RegistryPluginOptions {
   now: () => Date
   /** Check every result against its operation's output schema (tests). */
   checkOutputs?: boolean
+  webhookPolicy?: WebhookPolicy
 }
 
 async function registryPlugin(app: FastifyInstance, options: RegistryPluginOptions) {
-  const registry = new Registry({ repos: app.repos, now: options.now, checkOutputs: options.checkOutputs })
+  const registry = new Registry({ repos: app.repos, now: options.now, checkOutputs: options.checkOutputs, webhookPolicy: options.webhookPolicy })
   for (const op of operations) registry.add(op)
   app.decorate('now', options.now)
   app.decorate('registry', registry)

@@ -19,7 +19,14 @@ t.test('defaults: 127.0.0.1:3000, embedded database in ./.data, public URL from 
     keepAliveTimeoutMs: 72_000,
     settingsCacheTtlMs: 10_000,
     rateLimit: { max: 300, ingestMax: 1000, windowMs: 10_000, authFailures: 30, authFailureWindowMs: 60_000, concurrency: 8 },
+    webhooks: { enabled: true, allowPrivateNetworks: false },
   })
+})
+
+t.test('WEBHOOKS_ENABLED and WEBHOOKS_ALLOW_PRIVATE_NETWORKS: true or false', async (t) => {
+  t.same(loadConfig({ WEBHOOKS_ENABLED: 'false', WEBHOOKS_ALLOW_PRIVATE_NETWORKS: 'true' }).webhooks, { enabled: false, allowPrivateNetworks: true })
+  t.throws(() => loadConfig({ WEBHOOKS_ENABLED: 'yes' }), /WEBHOOKS_ENABLED="yes" — expected true or false/)
+  t.throws(() => loadConfig({ WEBHOOKS_ALLOW_PRIVATE_NETWORKS: '1' }), /WEBHOOKS_ALLOW_PRIVATE_NETWORKS="1"/)
 })
 
 t.test('SETTINGS_CACHE_TTL_MS: milliseconds from 0 (nothing kept) to 600000', async (t) => {

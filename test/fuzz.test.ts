@@ -205,6 +205,12 @@ t.test('fuzzing every route', async (t) => {
   }, 200)
   const cursor = (await must({ method: 'GET', url: `/api/v1/mcp/projects/${P}/event-stream?limit=1`, headers: bearer(ws.keys.mcp) }, 200)).json().next_cursor as string
 
+  // A webhook (and a message of it) in each workspace, made directly: no URL is resolved here.
+  const hookOf = (w: typeof ws) => app.repos.webhooks.create({ workspaceId: w.workspace.id, projectId: w.project.id, url: 'https://example.com/hook', events: ['memory.added'], description: '', secret: 'whsec_c2VjcmV0', createdBy: w.user.id, now: new Date() })
+  const hook = (await hookOf(ws)).id
+  const otherHook = (await hookOf(other)).id
+  const message = (await app.repos.webhooks.enqueueOne(hook, 'webhook.test', {}, new Date())).id
+
   // Credentials that must not do what a valid one does.
   const readOnlyService = (await createKey(app, { email: ws.user.email, kind: 'service', readOnly: true })).key
   const readOnlyMcp = (await createKey(app, { email: ws.user.email, kind: 'mcp', readOnly: true })).key
@@ -273,6 +279,15 @@ t.test('fuzzing every route', async (t) => {
     set_tool_enabled: { name: 'search_signals', enabled: true },
     list_tools: {},
     get_tool: { name: 'get_overview' },
+    create_webhook: { project: P, url: 'https://example.com/hook', events: ['memory.added', 'opportunity.reviewed'], description: 'CRM' },
+    list_webhooks: { project: P },
+    get_webhook: { id: hook },
+    update_webhook: { id: hook, url: 'https://example.com/hook', events: ['memory.added'], description: 'CRM', enabled: true },
+    delete_webhook: { id: hook },
+    rotate_webhook_secret: { id: hook },
+    test_webhook: { id: hook },
+    list_webhook_deliveries: { id: hook, status: 'pending', page: 1, page_size: 20 },
+    redeliver_webhook: { id: hook, delivery: message },
   }
 
   /** Values the schema allows that name nothing this caller may reach, by field (and operation). */
@@ -283,6 +298,7 @@ t.test('fuzzing every route', async (t) => {
       event_id: [v(otherOpp, "another workspace's opportunity"), v('opp_doesnotexist000', 'no such opportunity')],
       event_ids: [v([opp, otherOpp], "another workspace's opportunity among ours"), v(['opp_doesnotexist000'], 'no such opportunity')],
       ...(op.endsWith('_memory') ? { id: [v(otherMemory, "another workspace's memory"), v('mem_doesnotexist000', 'no such memory')] } : {}),
+      ...(op.includes('webhook') ? { id: [v(otherHook, "another workspace's webhook"), v('whk_doesnotexist000', 'no such webhook')], delivery: [v('msg_doesnotexist000', 'no such message')] } : {}),
       timezone: [v('Mars/Olympus_Mons', 'no such time zone')],
       ...(op === 'set_tool_enabled' || op === 'get_tool' ? { name: [v('no_such_tool', 'no such tool'), v('ingest_events', 'an operation that is not a tool')] } : {}),
       timestamp: [v('2999-01-01T00:00:00Z', 'far in the future'), v('0000-01-01T00:00:00Z', 'year 0')],
@@ -740,8 +756,8 @@ t.test('fuzzing every route', async (t) => {
 
   await t.test('the console and the authorization page: forms and pages', async (t) => {
     const consoleRoutes = routes.filter((r) => r.url.startsWith('/console') || r.url === '/oauth/authorize')
-    const defaults: Record<string, string> = { project: ws.project.slug, id: opp, file: 'console.css' }
-    const idFor = (url: string) => (url.includes('/keys/') ? spareKey.id : url.includes('/connections/') ? grantId : opp)
+    const defaults: Record<string, string> = { project: ws.project.slug, id: opp, file: 'console.css', delivery: message }
+    const idFor = (url: string) => (url.includes('/keys/') ? spareKey.id : url.includes('/connections/') ? grantId : url.includes('/webhooks/') ? hook : opp)
     const pathFor = (url: string, values: Record<string, string> = {}) => fill(url, { ...defaults, id: idFor(url), ...values })
     const badPath = ['x', 'a'.repeat(101), 'a\u0000b', '\ud800', '..', other.project.id, otherOpp, otherKeyId, otherGrant]
     const badQuery: Record<string, string>[] = [{ page: '1e300' }, { page: '-1' }, { page_size: '5e17' }, { status: 'nope' }, { window: 'x' }, { next: '//evil.example' }, { next: 'https://evil.example' }, { next: '/\\evil.example' }, { date: '\u0000' }, { type: 'x'.repeat(300) }, { evaluation: '' }, { client_id: 'x' }]
@@ -768,6 +784,14 @@ t.test('fuzzing every route', async (t) => {
       'POST /console/keys/:id/revoke': { valid: { back: '/console/keys' }, bad: { ':id': badPath } },
       'POST /console/workspace/tools/:name': { valid: { enabled: 'true' }, bad: { ':name': ['no_such_tool', 'a'.repeat(101), 'a\u0000b', 'ingest_events', '\ud800'] } },
       'POST /console/connections/:id/revoke': { valid: {}, bad: { ':id': badPath } },
+      'POST /console/projects/:project/webhooks': {
+        valid: { url: 'https://example.com/hook', events: 'memory.added', description: 'd' },
+        bad: { url: ['', 'http://example.com/x', 'https://10.0.0.1/x', 'x'.repeat(2001), 'a\u0000b'], events: ['', 'nope', 'a\u0000b'], description: ['x'.repeat(501)], ':project': badPath },
+      },
+      'POST /console/projects/:project/webhooks/:id/rotate': { valid: {}, bad: { ':id': [...badPath, otherHook], ':project': badPath } },
+      'POST /console/projects/:project/webhooks/:id/test': { valid: {}, bad: { ':id': [...badPath, otherHook] } },
+      'POST /console/projects/:project/webhooks/:id/delete': { valid: {}, bad: { ':id': [...badPath, otherHook] } },
+      'POST /console/projects/:project/webhooks/:id/deliveries/:delivery/redeliver': { valid: {}, bad: { ':id': [...badPath, otherHook], ':delivery': ['msg_doesnotexist000', 'x', 'a\u0000b'] } },
       'POST /oauth/authorize': {
         valid: {},
         bad: {

@@ -15,7 +15,7 @@ export default defineOperation({
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false },
   async handler(args, ctx) {
     await writableMemory(ctx, args.id)
-    if (!(await ctx.repos.memories.remove(args.id))) throw appError('NotFound', `Memory '${args.id}' was not found.`)
+    if (!(await ctx.repos.memories.remove(args.id, ctx.now()))) throw appError('NotFound', `Memory '${args.id}' was not found.`)
     return { id: args.id, deleted: true as const }
   },
 })

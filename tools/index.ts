@@ -24,6 +24,15 @@ import ingestEvents from './ingest-events.ts'
 import { listWorkspaceTools, setToolEnabled } from './workspace-tools.ts'
 import createKey from './create-key.ts'
 import revokeKey from './revoke-key.ts'
+import createWebhook from './create-webhook.ts'
+import listWebhooks from './list-webhooks.ts'
+import getWebhook from './get-webhook.ts'
+import updateWebhook from './update-webhook.ts'
+import deleteWebhook from './delete-webhook.ts'
+import rotateWebhookSecret from './rotate-webhook-secret.ts'
+import testWebhook from './test-webhook.ts'
+import listWebhookDeliveries from './list-webhook-deliveries.ts'
+import redeliverWebhook from './redeliver-webhook.ts'
 
 export const operations: Operation[] = [
   discoverTools,
@@ -51,4 +60,13 @@ export const operations: Operation[] = [
   setToolEnabled,
   createKey,
   revokeKey,
+  createWebhook,
+  listWebhooks,
+  getWebhook,
+  updateWebhook,
+  deleteWebhook,
+  rotateWebhookSecret,
+  testWebhook,
+  listWebhookDeliveries,
+  redeliverWebhook,
 ]

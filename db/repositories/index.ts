@@ -12,6 +12,7 @@ import { createProjectsRepository } from './projects.ts'
 import { createRateLimitsRepository } from './rate-limits.ts'
 import { createUsersRepository } from './users.ts'
 import { createWorkspacesRepository } from './workspaces.ts'
+import { createWebhooksRepository } from './webhooks.ts'
 
 /** `cache` keeps credentials, roles and settings while it hears of every change (db/settings-cache.ts);
  * without one (the CLI's transactions), every lookup reads the database. */
@@ -28,6 +29,7 @@ export function createRepositories(db: Queryable, cache: SettingsCache = new Set
     oauth: createOAuthRepository(db, cache),
     sessions: createSessionsRepository(db),
     rateLimits: createRateLimitsRepository(db),
+    webhooks: createWebhooksRepository(db),
   }
 }
 

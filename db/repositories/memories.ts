@@ -2,6 +2,7 @@ import { and, asc, desc, eq, sql, type SQL } from '../orm.ts'
 import type { Queryable } from '../client.ts'
 import { memories, users } from '../schema.ts'
 import { newId } from '../ids.ts'
+import { enqueueWebhooks } from './webhooks.ts'
 import type { Memory } from '../../schemas/memories.ts'
 
 const columns = {
@@ -33,8 +34,8 @@ function toMemory(row: Row): Memory {
 export const memoryDocument = sql`memory_document(${memories.content}, ${memories.tags})`
 
 export function createMemoriesRepository(db: Queryable) {
-  async function byId(id: string): Promise<Memory | undefined> {
-    const [row] = await db.select(columns).from(memories).leftJoin(users, eq(users.id, memories.createdBy)).where(eq(memories.id, id))
+  async function byId(id: string, q: Queryable = db): Promise<Memory | undefined> {
+    const [row] = await q.select(columns).from(memories).leftJoin(users, eq(users.id, memories.createdBy)).where(eq(memories.id, id))
     return row && toMemory(row)
   }
 
@@ -43,17 +44,21 @@ export function createMemoriesRepository(db: Queryable) {
 
     async add(input: { projectId: string; content: string; tags: string[]; source: string; createdBy: string; now: Date }): Promise<Memory> {
       const id = newId('mem')
-      await db.insert(memories).values({
-        id,
-        projectId: input.projectId,
-        content: input.content,
-        tags: input.tags,
-        source: input.source,
-        createdBy: input.createdBy,
-        createdAt: input.now,
-        updatedAt: input.now,
+      return db.transaction(async (tx) => {
+        await tx.insert(memories).values({
+          id,
+          projectId: input.projectId,
+          content: input.content,
+          tags: input.tags,
+          source: input.source,
+          createdBy: input.createdBy,
+          createdAt: input.now,
+          updatedAt: input.now,
+        })
+        const memory = (await byId(id, tx))!
+        await enqueueWebhooks(tx, input.projectId, 'memory.added', input.now, [memory])
+        return memory
       })
-      return (await byId(id))!
     },
 
     async list(projectId: string, f: { query?: string; tag?: string; page: number; pageSize: number }): Promise<{ items: Memory[]; total: number }> {
@@ -76,13 +81,24 @@ export function createMemoriesRepository(db: Queryable) {
 
     /** Changes only the sent fields, in one UPDATE. */
     async update(id: string, change: { content?: string; tags?: string[]; source?: string }, now: Date): Promise<Memory | undefined> {
-      const [row] = await db.update(memories).set({ ...change, updatedAt: now }).where(eq(memories.id, id)).returning({ id: memories.id })
-      return row ? byId(row.id) : undefined
+      return db.transaction(async (tx) => {
+        const [row] = await tx.update(memories).set({ ...change, updatedAt: now }).where(eq(memories.id, id)).returning({ id: memories.id })
+        if (!row) return undefined
+        const memory = (await byId(row.id, tx))!
+        await enqueueWebhooks(tx, memory.project, 'memory.updated', now, [memory])
+        return memory
+      })
     },
 
-    async remove(id: string): Promise<boolean> {
-      const rows = await db.delete(memories).where(eq(memories.id, id)).returning({ id: memories.id })
-      return rows.length > 0
+    /** Deletes it, and tells the project's webhooks (memory.forgotten: the memory as it was). */
+    async remove(id: string, now: Date = new Date()): Promise<boolean> {
+      return db.transaction(async (tx) => {
+        const memory = await byId(id, tx)
+        const rows = await tx.delete(memories).where(eq(memories.id, id)).returning({ id: memories.id })
+        if (rows.length === 0 || !memory) return false
+        await enqueueWebhooks(tx, memory.project, 'memory.forgotten', now, [memory])
+        return true
+      })
     },
   }
 }

@@ -2,6 +2,7 @@ import { and, asc, desc, eq, gt, inArray, sql, type SQL } from '../orm.ts'
 import type { Queryable } from '../client.ts'
 import { opportunities, opportunityCounts, reviewHistory, users } from '../schema.ts'
 import { newId } from '../ids.ts'
+import { enqueueWebhooks } from './webhooks.ts'
 import type { Evaluation, Opportunity, Status } from '../../schemas/opportunities.ts'
 
 type Row = typeof opportunities.$inferSelect
@@ -80,6 +81,11 @@ function historyOf(change: ReviewChange, before: ReviewState, after: ReviewState
     ...(change.reviewNote !== undefined ? { review_note: s.reviewNote } : {}),
   })
   return { before: pick(before), after: pick(after) }
+}
+
+/** The data of an opportunity.reviewed message: the opportunity, and the review (who, before → after, its history entry). */
+function reviewedData(opportunity: Opportunity, historyId: number, actorUserId: string, history: ReturnType<typeof historyOf>) {
+  return { ...opportunity, review: { history_id: historyId, actor: { id: actorUserId }, before: history.before, after: history.after } }
 }
 
 interface ReviewState {
@@ -206,11 +212,16 @@ export function createOpportunitiesRepository(db: Queryable) {
       externalId?: string
       receivedAt: Date
     }): Promise<{ opportunity: Opportunity; created: boolean }> {
-      const [inserted] = await db
-        .insert(opportunities)
-        .values({ id: newId('opp'), ...input })
-        .onConflictDoNothing({ target: [opportunities.projectId, opportunities.externalId] })
-        .returning()
+      // The opportunity and its opportunity.submitted messages, in one transaction.
+      const inserted = await db.transaction(async (tx) => {
+        const [row] = await tx
+          .insert(opportunities)
+          .values({ id: newId('opp'), ...input })
+          .onConflictDoNothing({ target: [opportunities.projectId, opportunities.externalId] })
+          .returning()
+        if (row) await enqueueWebhooks(tx, input.projectId, 'opportunity.submitted', input.receivedAt, [toOpportunity(row)])
+        return row
+      })
       if (inserted) return { opportunity: toOpportunity(inserted), created: true }
       const [existing] = await db
         .select()
@@ -300,8 +311,11 @@ export function createOpportunitiesRepository(db: Queryable) {
           .set({ ...change, reviewUpdatedAt: now })
           .where(eq(opportunities.id, id))
           .returning()
-        await tx.insert(reviewHistory).values({ opportunityId: id, actorUserId, changedAt: now, ...historyOf(change, before, after!) })
-        return toOpportunity(after!)
+        const history = historyOf(change, before, after!)
+        const [entry] = await tx.insert(reviewHistory).values({ opportunityId: id, actorUserId, changedAt: now, ...history }).returning({ id: reviewHistory.id })
+        const opportunity = toOpportunity(after!)
+        await enqueueWebhooks(tx, projectId, 'opportunity.reviewed', now, [reviewedData(opportunity, entry!.id, actorUserId, history)])
+        return opportunity
       })
     },
 
@@ -334,10 +348,15 @@ export function createOpportunitiesRepository(db: Queryable) {
           .where(and(eq(opportunities.projectId, projectId), inArray(opportunities.id, ids)))
           .returning()
         const after = new Map(updated.map((r) => [r.id, r]))
-        await tx
+        const histories = ids.map((id) => historyOf(change, before.get(id)!, after.get(id)!))
+        const entries = await tx
           .insert(reviewHistory)
-          .values(ids.map((id) => ({ opportunityId: id, actorUserId, changedAt: now, ...historyOf(change, before.get(id)!, after.get(id)!) })))
-        return { items: ids.map((id) => toOpportunity(after.get(id)!)), missing: [] }
+          .values(ids.map((id, i) => ({ opportunityId: id, actorUserId, changedAt: now, ...histories[i]! })))
+          .returning({ id: reviewHistory.id, opportunityId: reviewHistory.opportunityId })
+        const entryOf = new Map(entries.map((e) => [e.opportunityId, e.id]))
+        const items = ids.map((id) => toOpportunity(after.get(id)!))
+        await enqueueWebhooks(tx, projectId, 'opportunity.reviewed', now, items.map((o, i) => reviewedData(o, entryOf.get(o.event_id)!, actorUserId, histories[i]!)))
+        return { items, missing: [] }
       })
     },
 

@@ -1,4 +1,5 @@
 import { and, asc, eq, or, sql } from '../orm.ts'
+import { enqueueWebhooks } from './webhooks.ts'
 import { isUniqueViolation, type Queryable } from '../client.ts'
 import { dailyEventCounts, dailyEventUsers, events, memberships, projects, userActivity, users } from '../schema.ts'
 import { projectSeq } from './events.ts'
@@ -154,7 +155,9 @@ export function createProjectsRepository(db: Queryable, cache = new SettingsCach
           if (!before) return undefined
           const [row] = await tx.update(projects).set({ ...card, updatedAt: now }).where(eq(projects.id, projectId)).returning()
           if (card.timezone !== undefined && card.timezone !== before.timezone) await rebuildRollups(tx, projectId, card.timezone)
-          return { ok: true, project: toProjectCard(row!) }
+          const project = toProjectCard(row!)
+          await enqueueWebhooks(tx, projectId, 'project.updated', now, [project])
+          return { ok: true, project }
         }))
       )
     },

@@ -16,6 +16,8 @@ declare module 'fastify' {
     flash?: { kind: 'ok' | 'error'; text: string }
     /** A key just created, held until the page that shows it once is opened (Post/Redirect/Get). */
     newKey?: { page: 'keys' | 'mcp'; key: string; name: string; at: number }
+    /** A webhook signing secret just made (create or rotate), held until the webhooks page shows it once. */
+    newWebhookSecret?: { project: string; id: string; secret: string; at: number }
   }
 }
 

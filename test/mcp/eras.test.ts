@@ -12,7 +12,7 @@ import { McpError } from '@modelcontextprotocol/sdk/types.js'
 import { bearer, fixedClock, ingestEvents, listenTestApp, seedWorkspace } from '../helpers/app.ts'
 
 const now = fixedClock('2025-06-10T12:00:00.000Z')
-const { app, url } = await listenTestApp(t, { now })
+const { app, url } = await listenTestApp(t, { now, config: { webhooks: { enabled: false, allowPrivateNetworks: true } } })
 const ws = await seedWorkspace(app)
 const endpoint = `${url}/mcp`
 await ingestEvents(app, ws.keys.ingest, [
@@ -53,6 +53,13 @@ const opp = await rest('submit_opportunity', { project: ws.project.slug, contrib
 const oppId = (JSON.parse(opp.body) as { result: { event_id: string } }).result.event_id
 const memories = [await memory(), await memory(), await memory()]
 const project = ws.project.slug
+const webhook = async () => {
+  const res = await rest('create_webhook', { project, url: 'http://127.0.0.1:9/hook', events: ['opportunity.submitted'] })
+  if (res.status !== 200) throw new Error(`seeding a webhook: ${res.status} ${res.body}`)
+  return (JSON.parse(res.body) as { result: { id: string } }).result.id
+}
+const hooks = [await webhook(), await webhook(), await webhook(), await webhook()]
+const testDelivery = (JSON.parse((await rest('test_webhook', { id: hooks[3] })).body) as { result: { id: string } }).result.id
 
 t.test('each client lands on its era', async (t) => {
   t.equal(modern.getProtocolEra(), 'modern')
@@ -105,8 +112,17 @@ const cases: Record<string, { args: (surface: number) => Record<string, unknown>
   add_memory: { args: () => ({ project, content: 'remember this', tags: ['a'] }), masked: true },
   update_memory: { args: () => ({ id: memories[0], content: 'changed' }) },
   forget_memory: { args: (s) => ({ id: memories[s] }), masked: true },
+  create_webhook: { args: () => ({ project, url: 'http://127.0.0.1:9/made', events: ['memory.added', 'project.updated'], description: 'made' }), masked: true },
+  list_webhooks: { args: () => ({ project }) },
+  get_webhook: { args: () => ({ id: hooks[3] }) },
+  update_webhook: { args: () => ({ id: hooks[3], description: 'same description', events: ['opportunity.reviewed'] }) },
+  delete_webhook: { args: (s) => ({ id: hooks[s] }), masked: true },
+  rotate_webhook_secret: { args: () => ({ id: hooks[3] }), masked: true },
+  test_webhook: { args: () => ({ id: hooks[3] }), masked: true },
+  list_webhook_deliveries: { args: () => ({ id: hooks[3] }) },
+  redeliver_webhook: { args: () => ({ id: hooks[3], delivery: testDelivery }) },
 }
-const mask = (text: string) => text.replace(/"(id|slug|project)":"[^"]*"/g, '"$1":"…"')
+const mask = (text: string) => text.replace(/"(id|slug|project|secret)":"[^"]*"/g, '"$1":"…"')
 
 t.test('every tool: both eras carry the REST result, as structuredContent and as the same text', async (t) => {
   const names = app.registry.contracts().map((c) => c.name)
@@ -132,6 +148,10 @@ t.test('tool errors are the REST error body, identical in both eras', async (t) 
     ['list_projects', { colour: 'red' }, 400],
     ['get_daily_ops', { project: 'no-such-project' }, 404],
     ['forget_memory', { id: 'mem_nope' }, 404],
+    ['get_webhook', { id: 'whk_nope' }, 404],
+    ['create_webhook', { project, url: 'ftp://example.com/hook', events: ['memory.added'] }, 400],
+    ['create_webhook', { project, url: 'https://example.com/hook', events: ['opportunity.deleted'] }, 400],
+    ['redeliver_webhook', { id: hooks[3], delivery: 'msg_nope' }, 404],
     ['list_opportunities', { project, after: 'bm90IGEgY3Vyc29y' }, 400],
   ]
   for (const [name, args, status] of errorCases) {

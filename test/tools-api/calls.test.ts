@@ -13,7 +13,7 @@ interface Detail {
 }
 
 t.test('tool calls over REST', async (t) => {
-  const app = await buildTestApp(t, { now: fixedClock(NOW) })
+  const app = await buildTestApp(t, { now: fixedClock(NOW), config: { webhooks: { enabled: false, allowPrivateNetworks: true } } })
   const ws = await seedWorkspace(app)
   const other = await seedWorkspace(app)
   const h = bearer(ws.keys.service)
@@ -43,9 +43,32 @@ t.test('tool calls over REST', async (t) => {
   const memoryId: string = memory.json().result.id
   const doomed = await call('add_memory', { project, content: 'To be forgotten' })
   const doomedId: string = doomed.json().result.id
+  // Webhooks to act on (made directly), and a message of the first.
+  const hookOf = () => app.repos.webhooks.create({ workspaceId: ws.workspace.id, projectId: project, url: 'http://127.0.0.1:9/hook', events: ['memory.added'], description: '', secret: 'whsec_c2VjcmV0', createdBy: ws.user.id, now: new Date(NOW) })
+  const hookId = (await hookOf()).id
+  const doomedHookId = (await hookOf()).id
+  const messageId = (await app.repos.webhooks.enqueueOne(hookId, 'webhook.test', {}, new Date(NOW))).id
 
   /** Good arguments per tool, and what the result must contain. */
   const good: Record<string, { args: Record<string, unknown>; expect: (r: Record<string, any>) => void }> = {
+    create_webhook: {
+      args: { project, url: 'http://127.0.0.1:9/new', events: ['memory.added', 'opportunity.reviewed'], description: ' CRM ' },
+      expect: (r) => {
+        t.match(r, { id: /^whk_/, project, url: 'http://127.0.0.1:9/new', events: ['memory.added', 'opportunity.reviewed'], description: 'CRM', enabled: true, failing: false, created_at: NOW })
+        t.match(r.secret, /^whsec_[A-Za-z0-9+/]{32}$/)
+      },
+    },
+    list_webhooks: { args: { project }, expect: (r) => t.ok(r.items.every((w: Record<string, unknown>) => !('secret' in w)) && r.items.some((w: { id: string }) => w.id === hookId)) },
+    get_webhook: { args: { id: hookId }, expect: (r) => t.match(r, { id: hookId, project, events: ['memory.added'], previous_secret_expires_at: null }) && t.notOk('secret' in r) },
+    update_webhook: { args: { id: hookId, description: 'changed', enabled: false }, expect: (r) => t.match(r, { id: hookId, description: 'changed', enabled: false, updated_at: NOW }) },
+    rotate_webhook_secret: {
+      args: { id: hookId },
+      expect: (r) => t.match(r, { id: hookId, secret: /^whsec_/, previous_secret_expires_at: '2026-11-21T12:00:00.000Z' }),
+    },
+    test_webhook: { args: { id: hookId }, expect: (r) => t.match(r, { id: /^msg_/, webhook: hookId, type: 'webhook.test', status: 'pending', attempts: 0, next_attempt_at: NOW }) },
+    list_webhook_deliveries: { args: { id: hookId, status: 'pending' }, expect: (r) => t.match(r, { total: 2, page: 1, page_size: 20 }) },
+    redeliver_webhook: { args: { id: hookId, delivery: messageId }, expect: (r) => t.match(r, { id: messageId, status: 'pending', attempts: 0 }) },
+    delete_webhook: { args: { id: doomedHookId }, expect: (r) => t.same(r, { id: doomedHookId, deleted: true }) },
     discover_tools: { args: {}, expect: (r) => t.equal(r.total, app.registry.contracts().length) },
     search_signals: {
       args: { project, query: 'pricing' },
@@ -98,6 +121,26 @@ t.test('tool calls over REST', async (t) => {
   const long = (n: number) => 'x'.repeat(n)
   /** Bad arguments per tool: [what, arguments, the exact details]. */
   const bad: Record<string, [string, Record<string, unknown>, Detail[]][]> = {
+    create_webhook: [
+      ['missing', { project, url: 'https://example.com/h' }, [{ path: 'events', message: 'is required' }]],
+      ['bad event', { project, url: 'https://example.com/h', events: ['opportunity.deleted'] }, [{ path: 'events[0]', message: 'must be one of "opportunity.submitted", "opportunity.reviewed", "memory.added", "memory.updated", "memory.forgotten", "project.updated"' }]],
+      ['no events', { project, url: 'https://example.com/h', events: [] }, [{ path: 'events', message: 'must NOT have fewer than 1 items' }]],
+      ['not https', { project, url: 'http://example.com/h', events: ['memory.added'] }, [{ path: 'url', message: 'must use https://' }]],
+      ['not a URL', { project, url: 'example.com', events: ['memory.added'] }, [{ path: 'url', message: 'must be an absolute https:// URL' }]],
+    ],
+    list_webhooks: [['unknown field', { project, all: true }, [{ path: 'all', message: 'is not a known field' }]]],
+    get_webhook: [['bad id', { id: 'mem_x' }, [{ path: 'id', message: 'must match pattern "^whk_[0-9A-Za-z]{1,40}$"' }]]],
+    update_webhook: [
+      ['nothing to change', { id: hookId }, [{ path: '', message: 'must have at least one of url, events, description, enabled' }]],
+      ['wrong type', { id: hookId, enabled: 'no' }, [{ path: 'enabled', message: 'must be boolean' }]],
+      ['with credentials', { id: hookId, url: 'https://u:p@example.com/' }, [{ path: 'url', message: 'must not contain credentials' }]],
+    ],
+    delete_webhook: [['missing', {}, [{ path: 'id', message: 'is required' }]]],
+    rotate_webhook_secret: [['unknown field', { id: hookId, secret: 'x' }, [{ path: 'secret', message: 'is not a known field' }]]],
+    test_webhook: [['unknown field', { id: hookId, type: 'x' }, [{ path: 'type', message: 'is not a known field' }]]],
+    list_webhook_deliveries: [['bad enum', { id: hookId, status: 'sent' }, [{ path: 'status', message: 'must be one of "pending", "succeeded", "failed"' }]]],
+    redeliver_webhook: [['missing', { id: hookId }, [{ path: 'delivery', message: 'is required' }]]],
+
     discover_tools: [
       ['wrong type', { query: 5 }, [{ path: 'query', message: 'must be string' }]],
       ['unknown field', { query: 'x', verbose: true }, [{ path: 'verbose', message: 'is not a known field' }]],

@@ -31,8 +31,13 @@ const PROJECT_TOOLS = [
   'update_project',
   'list_memories',
   'add_memory',
+  'create_webhook',
+  'list_webhooks',
 ]
-const WORKSPACE_TOOLS = ['discover_tools', 'list_projects', 'create_project', 'update_memory', 'forget_memory']
+const WORKSPACE_TOOLS = [
+  'discover_tools', 'list_projects', 'create_project', 'update_memory', 'forget_memory',
+  'get_webhook', 'update_webhook', 'delete_webhook', 'rotate_webhook_secret', 'test_webhook', 'list_webhook_deliveries', 'redeliver_webhook',
+]
 
 /** The status, with the body as the message only when it is not the expected one. */
 /** Every key anywhere in a JSON value (schemas nest: properties, items, anyOf …). */

@@ -1,0 +1,192 @@
+// Outgoing webhooks: subscriptions, the outbox of deliveries, and the worker's claims.
+// A change writes its messages with `enqueueWebhooks` in its own transaction: a rolled-back
+// change leaves no message, a committed one is never lost (the worker delivers it later).
+import { and, desc, eq, sql } from '../orm.ts'
+import { rowsOf, type Queryable } from '../client.ts'
+import { webhookDeliveries, webhooks } from '../schema.ts'
+import type { WebhookEventType } from '../../schemas/webhooks.ts'
+import { newId } from '../ids.ts'
+
+export type WebhookRow = typeof webhooks.$inferSelect
+export type DeliveryRow = typeof webhookDeliveries.$inferSelect
+
+/** The body of a message (Standard Webhooks): its type, when it happened, and the resource. */
+export function webhookPayload(type: string, at: Date, data: unknown) {
+  return { type, timestamp: at.toISOString(), data }
+}
+
+/**
+ * One message per event for every enabled subscription of the project to `type`, in one
+ * statement of the caller's transaction. A project without subscriptions costs one indexed
+ * lookup that inserts nothing.
+ */
+// (Dates go in as ISO text: postgres.js takes no Date in a raw statement.)
+export async function enqueueWebhooks(db: Queryable, projectId: string, type: WebhookEventType, at: Date, data: unknown[]): Promise<void> {
+  if (data.length === 0) return
+  const payloads = JSON.stringify(data.map((d) => webhookPayload(type, at, d)))
+  // A NOTIFY when something was queued wakes the workers at the commit (none on a rollback).
+  await db.execute(sql`
+    with queued as (
+      insert into webhook_deliveries (id, webhook_id, type, payload, created_at, next_attempt_at)
+      select 'msg_' || replace(gen_random_uuid()::text, '-', ''), w.id, ${type}, p.value, ${at.toISOString()}::timestamptz, ${at.toISOString()}::timestamptz
+      from webhooks w cross join jsonb_array_elements(${payloads}::jsonb) with ordinality as p(value, n)
+      where w.project_id = ${projectId} and w.enabled and ${type} = any(w.events)
+      order by p.n
+      returning 1
+    )
+    select pg_notify(${WEBHOOKS_CHANNEL}, '') from (select 1 from queued limit 1) as any_queued`)
+}
+
+/** The channel a commit that queued messages notifies, so that workers deliver at once. */
+export const WEBHOOKS_CHANNEL = 'growthdesk_webhooks'
+
+/** A delivery the worker claimed, with what it needs to send it. */
+export interface ClaimedDelivery {
+  id: string
+  webhookId: string
+  type: string
+  payload: unknown
+  attempts: number
+  url: string
+  secret: string
+  previousSecret: string | null
+  previousSecretUntil: Date | null
+}
+
+export function createWebhooksRepository(db: Queryable) {
+  return {
+    async create(input: { workspaceId: string; projectId: string; url: string; events: string[]; description: string; secret: string; createdBy: string; now: Date }) {
+      const [row] = await db.insert(webhooks).values({
+        id: newId('whk'),
+        workspaceId: input.workspaceId,
+        projectId: input.projectId,
+        url: input.url,
+        events: input.events,
+        description: input.description,
+        secret: input.secret,
+        createdBy: input.createdBy,
+        createdAt: input.now,
+        updatedAt: input.now,
+      }).returning()
+      return row!
+    },
+
+    async list(projectId: string): Promise<WebhookRow[]> {
+      return db.select().from(webhooks).where(eq(webhooks.projectId, projectId)).orderBy(webhooks.createdAt, webhooks.id)
+    },
+
+    async find(id: string): Promise<WebhookRow | undefined> {
+      const [row] = await db.select().from(webhooks).where(eq(webhooks.id, id))
+      return row
+    },
+
+    /** Changes only the sent fields, in one UPDATE; enabling again clears the failing state. */
+    async update(id: string, change: { url?: string; events?: string[]; description?: string; enabled?: boolean }, now: Date) {
+      const [row] = await db.update(webhooks).set({
+        ...change,
+        ...(change.enabled === true ? { failing: false, consecutiveFailures: 0 } : {}),
+        updatedAt: now,
+      }).where(eq(webhooks.id, id)).returning()
+      return row
+    },
+
+    async remove(id: string): Promise<boolean> {
+      return (await db.delete(webhooks).where(eq(webhooks.id, id)).returning({ id: webhooks.id })).length > 0
+    },
+
+    /** The new secret signs from now on; the current one keeps signing beside it until `until`. */
+    async rotate(id: string, secret: string, now: Date, until: Date) {
+      const [row] = await db.update(webhooks).set({
+        previousSecret: sql`${webhooks.secret}`,
+        previousSecretUntil: until,
+        secret,
+        updatedAt: now,
+      }).where(eq(webhooks.id, id)).returning()
+      return row
+    },
+
+    /** One message to this subscription only (a test delivery). */
+    async enqueueOne(webhookId: string, type: string, payload: unknown, now: Date): Promise<DeliveryRow> {
+      const [row] = await db.insert(webhookDeliveries).values({ id: newId('msg'), webhookId, type, payload, createdAt: now, nextAttemptAt: now }).returning()
+      await db.execute(sql`select pg_notify(${WEBHOOKS_CHANNEL}, '')`)
+      return row!
+    },
+
+    async deliveries(webhookId: string, f: { status?: DeliveryRow['status']; limit: number; offset: number }) {
+      const where = and(eq(webhookDeliveries.webhookId, webhookId), f.status ? eq(webhookDeliveries.status, f.status) : undefined)
+      const [rows, [count]] = await Promise.all([
+        db.select().from(webhookDeliveries).where(where).orderBy(desc(webhookDeliveries.createdAt), desc(webhookDeliveries.id)).limit(f.limit).offset(f.offset),
+        db.select({ n: sql<number>`count(*)::int` }).from(webhookDeliveries).where(where),
+      ])
+      return { items: rows, total: count!.n }
+    },
+
+    /** Sends a message again (same webhook-id), at once, with a fresh schedule of retries. */
+    async redeliver(webhookId: string, id: string, now: Date): Promise<DeliveryRow | undefined> {
+      const [row] = await db.update(webhookDeliveries)
+        .set({ status: 'pending', attempts: 0, nextAttemptAt: now, deliveredAt: null })
+        .where(and(eq(webhookDeliveries.id, id), eq(webhookDeliveries.webhookId, webhookId)))
+        .returning()
+      if (row) await db.execute(sql`select pg_notify(${WEBHOOKS_CHANNEL}, '')`)
+      return row
+    },
+
+    /**
+     * Claims up to `limit` due messages of enabled subscriptions, in one statement: the rows are
+     * locked with SKIP LOCKED (another instance claims others) and leased until `leaseUntil`
+     * (a claim whose process dies is due again then). Each claim counts as an attempt.
+     */
+    async claim(now: Date, leaseUntil: Date, limit: number): Promise<ClaimedDelivery[]> {
+      const result = await db.execute(sql`
+        with due as (
+          select d.id from webhook_deliveries d
+          where d.status = 'pending' and d.next_attempt_at <= ${now.toISOString()}::timestamptz
+            and exists (select 1 from webhooks w where w.id = d.webhook_id and w.enabled)
+          order by d.next_attempt_at
+          limit ${limit}
+          for update of d skip locked
+        )
+        update webhook_deliveries d set next_attempt_at = ${leaseUntil.toISOString()}::timestamptz, attempts = d.attempts + 1
+        from due, webhooks w
+        where d.id = due.id and w.id = d.webhook_id
+        returning d.id, d.webhook_id, d.type, d.payload, d.attempts, w.url, w.secret, w.previous_secret, w.previous_secret_until`)
+      return rowsOf<Record<string, unknown>>(result).map((r) => ({
+        id: r.id as string,
+        webhookId: r.webhook_id as string,
+        type: r.type as string,
+        payload: typeof r.payload === 'string' ? JSON.parse(r.payload) : r.payload,
+        attempts: Number(r.attempts),
+        url: r.url as string,
+        secret: r.secret as string,
+        previousSecret: (r.previous_secret as string | null) ?? null,
+        previousSecretUntil: r.previous_secret_until == null ? null : new Date(r.previous_secret_until as string),
+      }))
+    },
+
+    /** An attempt's outcome: the message succeeded, is retried at `retryAt`, or failed for good (`retryAt` null). */
+    async finish(
+      claimed: { id: string; webhookId: string },
+      outcome: { ok: boolean; statusCode: number | null; error: string | null; latencyMs: number; retryAt: Date | null },
+      now: Date,
+      failingAfter: number
+    ): Promise<void> {
+      await db.transaction(async (tx) => {
+        await tx.update(webhookDeliveries).set({
+          status: outcome.ok ? 'succeeded' : outcome.retryAt ? 'pending' : 'failed',
+          ...(outcome.retryAt ? { nextAttemptAt: outcome.retryAt } : {}),
+          lastStatusCode: outcome.statusCode,
+          lastError: outcome.error === null ? null : outcome.error.slice(0, 500),
+          lastLatencyMs: outcome.latencyMs,
+          ...(outcome.ok ? { deliveredAt: now } : {}),
+        }).where(eq(webhookDeliveries.id, claimed.id))
+        await tx.update(webhooks).set(outcome.ok
+          ? { consecutiveFailures: 0, failing: false }
+          : {
+              consecutiveFailures: sql`${webhooks.consecutiveFailures} + 1`,
+              failing: sql`${webhooks.failing} or ${webhooks.consecutiveFailures} + 1 >= ${failingAfter}`,
+            }
+        ).where(eq(webhooks.id, claimed.webhookId))
+      })
+    },
+  }
+}

@@ -1,0 +1,172 @@
+// The delivery worker of outgoing webhooks: claims due messages of the outbox (FOR UPDATE SKIP
+// LOCKED, so instances on one PostgreSQL share the work and each message goes out once in the
+// common case), POSTs them signed (Standard Webhooks), records the outcome and schedules retries.
+// Started with the app when the configuration turns it on, stopped on close; tests drive it
+// with `app.webhooks.deliverDue()`.
+import fp from 'fastify-plugin'
+import type { FastifyInstance } from 'fastify'
+import type { LookupFunction } from 'node:net'
+import { WEBHOOKS_CHANNEL, type ClaimedDelivery } from '../db/repositories/webhooks.ts'
+import {
+  BlockedAddressError, FAILING_AFTER, nextAttemptAt, resolvePublic, signatureHeader, type WebhookPolicy,
+} from '../core/webhooks.ts'
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    webhooks: WebhookWorker
+  }
+}
+
+export interface WebhookWorker {
+  /** Delivers the messages due now (one batch); resolves with how many were attempted. */
+  deliverDue(): Promise<number>
+}
+
+export interface WebhooksPluginOptions {
+  policy: WebhookPolicy
+  /** Run the worker on a timer (WEBHOOKS_ENABLED); off: messages wait in the outbox. */
+  enabled: boolean
+  intervalMs?: number
+}
+
+export const DELIVERY_TIMEOUT_MS = 10_000
+/** A claim is held this long: a process that dies mid-delivery leaves it due again after it. */
+const LEASE_MS = 60_000
+const BATCH = 20
+const EXCERPT = 500
+
+// Not an ES import of node:http(s): that loads Node's fetch (undici) at start; see core/errors.ts.
+const httpModules = () => ({ http: process.getBuiltinModule('node:http'), https: process.getBuiltinModule('node:https') })
+
+interface Outcome {
+  ok: boolean
+  statusCode: number | null
+  error: string | null
+  latencyMs: number
+}
+
+/**
+ * One POST. The connection goes to an address the policy accepted: the lookup that the socket
+ * uses is the checked one (no second resolution for a DNS rebinding to exploit). Redirects are
+ * not followed (a 3xx is a failure); at most 500 characters of the response are kept.
+ */
+export async function post(d: ClaimedDelivery, body: string, headers: Record<string, string>, policy: WebhookPolicy): Promise<Outcome> {
+  const started = performance.now()
+  const latency = () => Math.round(performance.now() - started)
+  let url: URL
+  let addresses: { address: string; family: number }[]
+  try {
+    url = new URL(d.url)
+    addresses = await resolvePublic(url, policy)
+  } catch (err) {
+    return { ok: false, statusCode: null, error: err instanceof BlockedAddressError ? err.message : `Could not resolve the host: ${(err as Error).message}`, latencyMs: latency() }
+  }
+  const checkedLookup = ((_host: string, options: { all?: boolean }, callback: (...args: unknown[]) => void) => {
+    if (options?.all) callback(null, addresses)
+    else callback(null, addresses[0]!.address, addresses[0]!.family)
+  }) as unknown as LookupFunction
+  const { http, https } = httpModules()
+  const client = url.protocol === 'https:' ? https : http
+  return new Promise<Outcome>((resolve) => {
+    const req = client.request(url, {
+      method: 'POST',
+      headers: { ...headers, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)), 'user-agent': 'growthdesk-webhooks' },
+      lookup: checkedLookup,
+      signal: AbortSignal.timeout(DELIVERY_TIMEOUT_MS),
+    }, (res) => {
+      let excerpt = ''
+      const done = () => {
+        const status = res.statusCode ?? 0
+        const ok = status >= 200 && status < 300
+        resolve({ ok, statusCode: status, error: ok ? null : (excerpt || `HTTP ${status}`).slice(0, EXCERPT), latencyMs: latency() })
+      }
+      res.setEncoding('utf8')
+      res.on('data', (chunk: string) => {
+        if (excerpt.length < EXCERPT) excerpt += chunk.slice(0, EXCERPT - excerpt.length)
+        else {
+          res.destroy()
+          done()
+        }
+      })
+      res.on('end', done)
+      res.on('error', done)
+    })
+    req.on('error', (err) => resolve({ ok: false, statusCode: null, error: (err.name === 'AbortError' || err.name === 'TimeoutError' ? `No answer within ${DELIVERY_TIMEOUT_MS / 1000} s.` : err.message).slice(0, EXCERPT), latencyMs: latency() }))
+    req.end(body)
+  })
+}
+
+async function webhooksPlugin(app: FastifyInstance, options: WebhooksPluginOptions) {
+  const { policy } = options
+
+  async function deliver(d: ClaimedDelivery): Promise<void> {
+    const now = app.now()
+    const timestamp = Math.floor(now.getTime() / 1000)
+    const body = JSON.stringify(d.payload)
+    const headers = {
+      'webhook-id': d.id,
+      'webhook-timestamp': String(timestamp),
+      'webhook-signature': signatureHeader(d, d.id, timestamp, body, now),
+    }
+    const outcome = await post(d, body, headers, policy)
+    const finished = app.now()
+    const retryAt = outcome.ok ? null : nextAttemptAt(d.attempts, finished)
+    await app.repos.webhooks.finish(d, { ...outcome, retryAt }, finished, FAILING_AFTER)
+    if (!outcome.ok) app.log.warn({ webhook: d.webhookId, delivery: d.id, attempts: d.attempts, status: outcome.statusCode }, 'webhook delivery failed')
+  }
+
+  async function deliverDue(): Promise<number> {
+    const now = app.now()
+    const claimed = await app.repos.webhooks.claim(now, new Date(now.getTime() + LEASE_MS), BATCH)
+    await Promise.all(claimed.map((d) => deliver(d).catch((err) => app.log.error({ err, delivery: d.id }, 'webhook delivery could not be recorded'))))
+    return claimed.length
+  }
+
+  app.decorate('webhooks', { deliverDue })
+  if (!options.enabled) return
+
+  // Every interval, and at once when a commit that queued messages NOTIFYs (the interval
+  // remains for retries falling due, and for a listener that lost its connection).
+  let timer: NodeJS.Timeout | undefined
+  let running: Promise<unknown> | undefined
+  let stopped = false
+  let woken = false
+  const isStopped = () => stopped
+  const tick = () => {
+    clearTimeout(timer)
+    running = (async () => {
+      // A full batch: more may be due at once.
+      for (;;) {
+        if ((await deliverDue()) < BATCH || isStopped()) break
+      }
+    })()
+      .catch((err) => app.log.error({ err }, 'webhook worker'))
+      .finally(() => {
+        running = undefined
+        if (stopped) return
+        if (woken) {
+          woken = false
+          tick()
+        } else timer = setTimeout(tick, options.intervalMs ?? 250).unref()
+      })
+  }
+  const wake = () => {
+    if (stopped) return
+    if (running) woken = true
+    else tick()
+  }
+  let unlisten: (() => Promise<void>) | undefined
+  app.addHook('onReady', async () => {
+    // Listening (`up`) wakes it, at start and after a lost connection: a NOTIFY may have been missed.
+    unlisten = await app.database.listen(WEBHOOKS_CHANNEL, { notify: wake, up: wake, down: () => {} })
+  })
+  // Before the database closes (hooks run in reverse order of registration).
+  app.addHook('onClose', async () => {
+    stopped = true
+    clearTimeout(timer)
+    await unlisten?.()
+    await running
+  })
+}
+
+export default fp(webhooksPlugin, { name: 'webhooks', dependencies: ['repositories', 'registry'] })

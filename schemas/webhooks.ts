@@ -1,0 +1,56 @@
+// Outgoing webhooks on the wire: a subscription (never its secret, except once at creation and
+// rotation) and the delivery log.
+import { Type, type Static } from '@sinclair/typebox'
+import { NullableTimestamp, StringEnum, Timestamp } from './atoms.ts'
+
+/** The events a webhook can subscribe to. */
+export const webhookEventTypes = [
+  'opportunity.submitted', 'opportunity.reviewed', 'memory.added', 'memory.updated', 'memory.forgotten', 'project.updated',
+] as const
+export type WebhookEventType = (typeof webhookEventTypes)[number]
+
+export const WebhookId = Type.String({ pattern: '^whk_[0-9A-Za-z]{1,40}$', description: 'The webhook id (whk_…).' })
+export const DeliveryId = Type.String({ pattern: '^msg_[0-9A-Za-z]{1,40}$', description: 'The delivery id (msg_…), the webhook-id header of the message.' })
+
+export const WebhookFields = {
+  url: Type.String({ minLength: 1, maxLength: 2000, description: 'Where to POST: an https:// URL (http:// only for loopback in development).' }),
+  events: Type.Array(StringEnum(webhookEventTypes), { minItems: 1, maxItems: webhookEventTypes.length, uniqueItems: true, description: `The events to send: ${webhookEventTypes.join(', ')}.` }),
+  description: Type.String({ maxLength: 500, description: 'What it is for (shown in the console).' }),
+}
+
+export const Webhook = Type.Object({
+  id: Type.String(),
+  project: Type.String({ description: 'The project id.' }),
+  url: Type.String(),
+  events: Type.Array(Type.String()),
+  description: Type.String(),
+  enabled: Type.Boolean(),
+  failing: Type.Boolean({ description: 'Repeated deliveries failed; the next success clears it.' }),
+  consecutive_failures: Type.Integer(),
+  previous_secret_expires_at: NullableTimestamp('Until then the secret before the last rotation signs too.'),
+  created_at: Timestamp(),
+  updated_at: Timestamp(),
+})
+export type Webhook = Static<typeof Webhook>
+
+export const WebhookWithSecret = Type.Object({
+  ...Webhook.properties,
+  secret: Type.String({ description: 'The signing secret (whsec_…): shown this once.' }),
+})
+
+export const deliveryStatuses = ['pending', 'succeeded', 'failed'] as const
+
+export const Delivery = Type.Object({
+  id: Type.String({ description: 'The webhook-id header: the same on every attempt.' }),
+  webhook: Type.String(),
+  type: Type.String(),
+  status: StringEnum(deliveryStatuses),
+  attempts: Type.Integer(),
+  next_attempt_at: NullableTimestamp('When it is tried next (pending only).'),
+  last_status_code: Type.Union([Type.Integer(), Type.Null()]),
+  last_error: Type.Union([Type.String(), Type.Null()], { description: 'The last failure: at most 500 characters of the answer or the error.' }),
+  last_latency_ms: Type.Union([Type.Integer(), Type.Null()]),
+  created_at: Timestamp(),
+  delivered_at: NullableTimestamp(),
+})
+export type Delivery = Static<typeof Delivery>

@@ -1,0 +1,94 @@
+// The console's Webhooks page (owners): create by Post/Redirect/Get with the secret shown once,
+// send a test, the delivery log and redeliver, rotate (the new secret shown once), the failing
+// warning, delete; a viewer is refused, and a webhook is acted on only through its own project.
+import t from 'tap'
+import { addMember, addProject, buildTestApp, seedWorkspace } from '../helpers/app.ts'
+import { Agent, csrfOf } from './helpers.ts'
+import { webhooks } from '../../db/schema.ts'
+import { eq } from '../../db/orm.ts'
+
+const secretOf = (html: string) => /id="new-webhook-secret">([^<]+)</.exec(html)?.[1]
+
+t.test('console webhooks', async (t) => {
+  const app = await buildTestApp(t, { config: { webhooks: { enabled: false, allowPrivateNetworks: true } } })
+  const ws = await seedWorkspace(app)
+  const page = `/console/projects/${ws.project.slug}/webhooks`
+  const owner = new Agent(app, '10.0.8.1')
+  await owner.signIn(ws.user.email, ws.user.password)
+
+  const empty = await owner.get(page)
+  t.equal(empty.statusCode, 200)
+  t.match(empty.body, /No webhooks yet/)
+  t.match((await owner.get(`/console/projects/${ws.project.slug}`)).body, `href="${page}"`, 'the overview links to it for an owner')
+
+  const created = await owner.submit(page, page, { url: 'http://127.0.0.1:9/hook', events: 'opportunity.submitted', description: 'CRM' })
+  t.equal(created.statusCode, 303)
+  t.equal(created.headers.location, page)
+  t.notMatch(created.body, /whsec_/, 'the redirect carries no secret')
+  const [row] = await app.repos.webhooks.list(ws.project.id)
+  t.ok(row, 'created')
+  const shown = await owner.get(page)
+  const secret = secretOf(shown.body)
+  t.equal(secret, row!.secret, 'the secret is shown')
+  t.match(shown.body, /shown only this once/)
+  t.match(shown.body, 'http://127.0.0.1:9/hook')
+  const again = await owner.get(page)
+  t.notOk(secretOf(again.body), 'a reload does not show it again')
+  t.notMatch(again.body, row!.secret)
+
+  // Two events from checkboxes, and a refused URL (a flash; nothing created).
+  const csrf = csrfOf(again.body)
+  const two = await app.inject({ method: 'POST', url: page, headers: { cookie: [...owner.cookies].map(([k, v]) => `${k}=${v}`).join('; '), 'content-type': 'application/x-www-form-urlencoded' }, payload: `_csrf=${encodeURIComponent(csrf)}&url=${encodeURIComponent('http://127.0.0.1:9/two')}&events=memory.added&events=project.updated`, remoteAddress: '10.0.8.1' })
+  t.equal(two.statusCode, 303)
+  t.same((await app.repos.webhooks.list(ws.project.id)).map((w) => w.events), [['opportunity.submitted'], ['memory.added', 'project.updated']])
+  await owner.get(page) // shows (and clears) the second secret
+  const refused = await owner.submit(page, page, { url: 'ftp://example.com', events: 'memory.added' })
+  t.equal(refused.statusCode, 303)
+  t.match((await owner.get(page)).body, /must use https/, 'the refusal is shown')
+  t.equal((await app.repos.webhooks.list(ws.project.id)).length, 2, 'nothing more was created')
+
+  // A test message, in the delivery log; redeliver it.
+  const test = await owner.submit(page, `${page}/${row!.id}/test`, {})
+  t.equal(test.headers.location, `${page}?webhook=${row!.id}`)
+  const log = await owner.get(`${page}?webhook=${row!.id}`)
+  t.match(log.body, /A test message is on its way/)
+  const message = /data-delivery-id="(msg_[0-9A-Za-z]+)"/.exec(log.body)?.[1]
+  t.ok(message, 'the delivery log lists the test message')
+  t.match(log.body, 'webhook.test')
+  const redelivered = await owner.submit(page, `${page}/${row!.id}/deliveries/${message}/redeliver`, {})
+  t.equal(redelivered.statusCode, 303)
+  t.match((await owner.get(`${page}?webhook=${row!.id}`)).body, /sent again, with the same webhook-id/)
+
+  // Rotate: a new secret, shown once.
+  await owner.submit(page, `${page}/${row!.id}/rotate`, {})
+  const rotated = secretOf((await owner.get(`${page}?webhook=${row!.id}`)).body)
+  t.match(rotated, /^whsec_/)
+  t.not(rotated, secret)
+  t.equal((await app.repos.webhooks.find(row!.id))!.secret, rotated)
+
+  // The failing warning.
+  await app.db.update(webhooks).set({ failing: true, consecutiveFailures: 6 }).where(eq(webhooks.id, row!.id))
+  const warned = await owner.get(page)
+  t.match(warned.body, /class="flash error webhook-failing"/)
+  t.match(warned.body, /keep failing \(6 attempts in a row\)/)
+
+  // Through another project's path, nothing happens.
+  const second = await addProject(app, { workspaceId: ws.workspace.id, ownerId: ws.user.id, name: 'Second', slug: 'second' })
+  const elsewhere = await owner.submit(page, `/console/projects/${second.slug}/webhooks/${row!.id}/delete`, {})
+  t.equal(elsewhere.statusCode, 303)
+  t.ok(await app.repos.webhooks.find(row!.id), 'not deleted through another project')
+
+  // A viewer is refused.
+  const viewer = await addMember(app, ws.project.id, 'viewer')
+  const v = new Agent(app, '10.0.8.2')
+  await v.signIn(viewer.user.email, viewer.user.password)
+  const denied = await v.get(page)
+  t.equal(denied.statusCode, 403)
+  t.notMatch(denied.body, row!.url)
+  t.notMatch((await v.get(`/console/projects/${ws.project.slug}`)).body, `href="${page}"`, 'no link for a viewer')
+
+  const deleted = await owner.submit(page, `${page}/${row!.id}/delete`, {})
+  t.equal(deleted.headers.location, page)
+  t.notOk(await app.repos.webhooks.find(row!.id), 'deleted')
+  t.match((await owner.get(page)).body, /The webhook is deleted/)
+})

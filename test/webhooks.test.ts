@@ -1,0 +1,349 @@
+// Outgoing webhooks end to end, with a local HTTP receiver: a signed delivery that the
+// `standardwebhooks` package verifies (and both signatures during a rotation), nothing sent for
+// a rolled-back change, retries with the same webhook-id until one success, the failing state,
+// the SSRF guard, no redirects followed, two instances on one PostgreSQL delivering each message
+// once, delivery after a crash between commit and delivery, and owner-only access. The worker
+// is driven with `app.webhooks.deliverDue()` and a movable clock: no timers are waited on.
+import t, { type Test } from 'tap'
+import http from 'node:http'
+import type { AddressInfo } from 'node:net'
+import type { FastifyInstance } from 'fastify'
+import { Webhook as Verifier } from 'standardwebhooks'
+import { buildApp } from '../app.ts'
+import { addMember, bearer, buildTestApp, expectStatus, fixedClock, seedWorkspace, testConfig, testDatabase } from './helpers/app.ts'
+import { MAX_ATTEMPTS, FAILING_AFTER, signatureHeader } from '../core/webhooks.ts'
+import type { Config } from '../config.ts'
+
+const privateOk: Partial<Config> = { webhooks: { enabled: false, allowPrivateNetworks: true } }
+
+interface Received { path: string; headers: http.IncomingHttpHeaders; body: string }
+
+/** A receiver on a loopback port answering with `statuses` in turn (then 200); what it got. */
+async function receiver(t: Test, statuses: number[] = []) {
+  const got: Received[] = []
+  const waiters: (() => void)[] = []
+  const server = http.createServer((req, res) => {
+    let body = ''
+    req.setEncoding('utf8')
+    req.on('data', (chunk: string) => (body += chunk))
+    req.on('end', () => {
+      got.push({ path: req.url ?? '', headers: req.headers, body })
+      const status = statuses[got.length - 1] ?? 200
+      const headers: Record<string, string> = { 'content-type': 'text/plain' }
+      if (status >= 300 && status < 400) headers.location = '/elsewhere'
+      res.writeHead(status, headers).end(status >= 300 ? 'x'.repeat(5000) : 'ok')
+      for (const w of waiters.splice(0)) w()
+    })
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => new Promise<void>((resolve) => {
+    server.closeAllConnections()
+    server.close(() => resolve())
+  }))
+  const { port } = server.address() as AddressInfo
+  return { url: `http://127.0.0.1:${port}/hook`, got, next: () => new Promise<void>((resolve) => waiters.push(resolve)) }
+}
+
+async function tool(app: FastifyInstance, key: string, name: string, args: Record<string, unknown>) {
+  const res = await app.inject({ method: 'POST', url: `/v1/tools/${name}`, headers: bearer(key), payload: args })
+  return { status: res.statusCode, body: res.json() as { result?: any; error?: { code: string; message: string } } }
+}
+
+const submitArgs = (project: string, n = 0) => ({ project, contribution_type: 'partnership', key_information: `Lead ${n}`, reason: 'inbound', suggested_action: 'reply' })
+
+async function subscribe(app: FastifyInstance, key: string, project: string, url: string, events: string[]) {
+  const res = await app.inject({ method: 'POST', url: '/v1/webhooks', headers: bearer(key), payload: { project, url, events, description: 'test' } })
+  if (res.statusCode !== 201) throw new Error(`subscribe: ${res.statusCode} ${res.body}`)
+  return res.json() as { id: string; secret: string }
+}
+
+async function deliveries(app: FastifyInstance, key: string, id: string) {
+  const res = await app.inject({ method: 'GET', url: `/v1/webhooks/${id}/deliveries`, headers: bearer(key) })
+  if (res.statusCode !== 200) throw new Error(`deliveries: ${res.statusCode} ${res.body}`)
+  return res.json() as { items: { id: string; status: string; attempts: number; next_attempt_at: string | null; last_status_code: number | null; last_error: string | null; last_latency_ms: number | null }[]; total: number }
+}
+
+t.test('a signed delivery, verified with standardwebhooks; a rotation signs with both secrets', async (t) => {
+  const app = await buildTestApp(t, { config: privateOk })
+  const ws = await seedWorkspace(app)
+  const key = ws.keys.service
+  const rx = await receiver(t)
+  const hook = await subscribe(app, key, ws.project.slug, rx.url, ['opportunity.submitted'])
+  t.match(hook.secret, /^whsec_[A-Za-z0-9+/]{32}$/, 'the secret: whsec_ and 24 bytes in base64')
+  const read = await app.inject({ method: 'GET', url: `/v1/webhooks/${hook.id}`, headers: bearer(key) })
+  expectStatus(t, read, 200)
+  t.notOk('secret' in read.json(), 'a later read never shows the secret')
+  t.notMatch(read.body, hook.secret)
+  const listed = await app.inject({ method: 'GET', url: `/v1/webhooks?project=${ws.project.slug}`, headers: bearer(key) })
+  t.same(listed.json().items.map((w: { id: string }) => w.id), [hook.id])
+  t.notMatch(listed.body, hook.secret)
+
+  const submitted = await tool(app, key, 'submit_opportunity', submitArgs(ws.project.id))
+  t.equal(submitted.status, 200)
+  t.equal(await app.webhooks.deliverDue(), 1)
+  t.equal(rx.got.length, 1)
+  const [msg] = rx.got
+  t.match(msg!.headers, { 'content-type': 'application/json', 'webhook-id': /^msg_/, 'webhook-timestamp': /^\d+$/, 'webhook-signature': /^v1,[A-Za-z0-9+/=]+$/ })
+  const payload = new Verifier(hook.secret).verify(msg!.body, msg!.headers as Record<string, string>) as { type: string; timestamp: string; data: Record<string, unknown> }
+  t.equal(payload.type, 'opportunity.submitted')
+  const { created: _created, ...opportunity } = submitted.body.result
+  t.same(payload.data, opportunity, 'data is the opportunity as the REST API returns it')
+  t.throws(() => new Verifier(hook.secret).verify(msg!.body.replace('Lead 0', 'Lead 1'), msg!.headers as Record<string, string>), 'a changed body does not verify')
+  const log = await deliveries(app, key, hook.id)
+  t.match(log.items, [{ id: msg!.headers['webhook-id'], status: 'succeeded', attempts: 1, next_attempt_at: null, last_status_code: 200, last_error: null }])
+  t.type(log.items[0]!.last_latency_ms, 'number')
+  t.equal(await app.webhooks.deliverDue(), 0, 'nothing more is due')
+
+  const rotated = await app.inject({ method: 'POST', url: `/v1/webhooks/${hook.id}/rotate-secret`, headers: bearer(key) })
+  expectStatus(t, rotated, 200)
+  const fresh = rotated.json().secret as string
+  t.not(fresh, hook.secret)
+  t.ok(rotated.json().previous_secret_expires_at)
+  await tool(app, key, 'submit_opportunity', submitArgs(ws.project.id, 2))
+  t.equal(await app.webhooks.deliverDue(), 1)
+  const second = rx.got[1]!
+  t.equal(String(second.headers['webhook-signature']).split(' ').length, 2, 'two signatures during the rotation')
+  t.ok(new Verifier(fresh).verify(second.body, second.headers as Record<string, string>), 'the new secret verifies')
+  t.ok(new Verifier(hook.secret).verify(second.body, second.headers as Record<string, string>), 'the old one still does')
+})
+
+t.test('the previous secret signs for 24 hours only', async (t) => {
+  const now = new Date('2026-01-01T00:00:00Z')
+  const w = { secret: 'whsec_bmV3', previousSecret: 'whsec_b2xk', previousSecretUntil: new Date('2026-01-02T00:00:00Z') }
+  t.equal(signatureHeader(w, 'msg_1', 1, '{}', now).split(' ').length, 2)
+  t.equal(signatureHeader(w, 'msg_1', 1, '{}', new Date('2026-01-02T00:00:00Z')).split(' ').length, 1)
+})
+
+t.test('a rolled-back change sends nothing; a review carries before → after, the actor and the history entry', async (t) => {
+  const app = await buildTestApp(t, { config: privateOk })
+  const ws = await seedWorkspace(app)
+  const key = ws.keys.service
+  const rx = await receiver(t)
+  const first = (await tool(app, key, 'submit_opportunity', submitArgs(ws.project.id))).body.result.event_id as string
+  const hook = await subscribe(app, key, ws.project.id, rx.url, ['opportunity.reviewed', 'memory.added', 'memory.updated', 'memory.forgotten', 'project.updated'])
+
+  const failed = await tool(app, key, 'review_opportunities', { project: ws.project.id, event_ids: [first, 'opp_missing000'], status: 'contacted' })
+  t.equal(failed.status, 404, 'one id is missing: nothing changes')
+  const badProject = await tool(app, key, 'update_project', { project: ws.project.id, timezone: 'Mars/Base' })
+  t.equal(badProject.status, 400)
+  t.equal((await deliveries(app, key, hook.id)).total, 0, 'no message for a change that did not happen')
+  t.equal(await app.webhooks.deliverDue(), 0)
+  t.equal(rx.got.length, 0)
+
+  const reviewed = await tool(app, key, 'review_opportunity', { project: ws.project.id, event_id: first, status: 'contacted', note: 'called' })
+  t.equal(reviewed.status, 200)
+  const history = await tool(app, key, 'get_review_history', { project: ws.project.id, event_id: first })
+  const memory = (await tool(app, key, 'add_memory', { project: ws.project.id, content: 'remember' })).body.result
+  await tool(app, key, 'update_memory', { id: memory.id, content: 'changed' })
+  await tool(app, key, 'forget_memory', { id: memory.id })
+  const card = (await tool(app, key, 'update_project', { project: ws.project.id, stage: 'beta' })).body.result
+  t.equal(await app.webhooks.deliverDue(), 5)
+  const bodies = rx.got.map((r) => JSON.parse(r.body)).sort((a, b) => a.timestamp.localeCompare(b.timestamp) || 0)
+  const byType = Object.fromEntries(bodies.map((b) => [b.type, b.data]))
+  t.same(Object.keys(byType).sort(), ['memory.added', 'memory.forgotten', 'memory.updated', 'opportunity.reviewed', 'project.updated'])
+  t.match(byType['opportunity.reviewed'], {
+    event_id: first,
+    status: 'contacted',
+    review_note: 'called',
+    review: { actor: { id: ws.user.id }, before: { status: 'pending', review_note: '' }, after: { status: 'contacted', review_note: 'called' } },
+  })
+  t.type(byType['opportunity.reviewed'].review.history_id, 'number')
+  t.equal(history.body.result.items.length, 1)
+  t.match(byType['memory.added'], { id: memory.id, content: 'remember' })
+  t.match(byType['memory.updated'], { id: memory.id, content: 'changed' })
+  t.match(byType['memory.forgotten'], { id: memory.id })
+  const { role: _role, ...cardData } = card
+  t.same(byType['project.updated'], cardData, 'the project card as the REST API returns it')
+
+  // A subscription to other events, or a disabled one, gets nothing.
+  const quiet = await subscribe(app, key, ws.project.id, rx.url, ['memory.added'])
+  await app.inject({ method: 'PATCH', url: `/v1/webhooks/${quiet.id}`, headers: bearer(key), payload: { enabled: false } })
+  await tool(app, key, 'add_memory', { project: ws.project.id, content: 'while paused' })
+  await tool(app, key, 'submit_opportunity', submitArgs(ws.project.id, 9))
+  t.equal((await deliveries(app, key, quiet.id)).total, 0, 'a disabled subscription queues nothing')
+})
+
+t.test('a receiver failing 3 times then succeeding gets exactly one success, with the same webhook-id', async (t) => {
+  const now = fixedClock('2026-03-01T10:00:00.000Z')
+  const app = await buildTestApp(t, { now, config: privateOk })
+  const ws = await seedWorkspace(app)
+  const key = ws.keys.service
+  const rx = await receiver(t, [500, 503, 302])
+  const hook = await subscribe(app, key, ws.project.id, rx.url, ['opportunity.submitted'])
+  await tool(app, key, 'submit_opportunity', submitArgs(ws.project.id))
+  for (let attempt = 1; attempt <= 4; attempt++) {
+    t.equal(await app.webhooks.deliverDue(), 1, `attempt ${attempt} is due`)
+    t.equal(await app.webhooks.deliverDue(), 0, `attempt ${attempt}: nothing else due before the backoff`)
+    const [d] = (await deliveries(app, key, hook.id)).items
+    if (attempt < 4) {
+      t.match(d, { status: 'pending', attempts: attempt, last_status_code: [500, 503, 302][attempt - 1] })
+      t.ok(d!.last_error!.length <= 500, 'only an excerpt of the answer is kept')
+      t.ok(new Date(d!.next_attempt_at!) > now(), 'retried later')
+      now.set(d!.next_attempt_at!)
+    } else t.match(d, { status: 'succeeded', attempts: 4, last_status_code: 200, last_error: null })
+  }
+  t.equal(rx.got.length, 4)
+  t.same(new Set(rx.got.map((r) => r.headers['webhook-id'])).size, 1, 'the same webhook-id every time')
+  t.same(rx.got.map((r) => r.path), ['/hook', '/hook', '/hook', '/hook'], 'the redirect was not followed')
+  const [ok] = (await deliveries(app, key, hook.id)).items
+  t.equal(ok!.status, 'succeeded')
+  now.set('2026-03-05T10:00:00.000Z')
+  t.equal(await app.webhooks.deliverDue(), 0, 'a success is never sent again')
+  t.equal(rx.got.length, 4)
+
+  // Redeliver: the same message again, at once.
+  const again = await app.inject({ method: 'POST', url: `/v1/webhooks/${hook.id}/deliveries/${ok!.id}/redeliver`, headers: bearer(key) })
+  expectStatus(t, again, 200)
+  t.equal(await app.webhooks.deliverDue(), 1)
+  t.equal(rx.got[4]!.headers['webhook-id'], ok!.id)
+})
+
+t.test('an endpoint failing: marked after repeated failures, the message failed after the last attempt', async (t) => {
+  const now = fixedClock('2026-03-01T10:00:00.000Z')
+  const app = await buildTestApp(t, { now, config: privateOk })
+  const ws = await seedWorkspace(app)
+  const key = ws.keys.service
+  const rx = await receiver(t, Array(MAX_ATTEMPTS).fill(500))
+  const hook = await subscribe(app, key, ws.project.id, rx.url, ['opportunity.submitted'])
+  const test = await app.inject({ method: 'POST', url: `/v1/webhooks/${hook.id}/test`, headers: bearer(key) })
+  expectStatus(t, test, 201)
+  const started = now().getTime()
+  for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
+    t.equal(await app.webhooks.deliverDue(), 1)
+    const state = (await app.inject({ method: 'GET', url: `/v1/webhooks/${hook.id}`, headers: bearer(key) })).json()
+    t.equal(state.failing, attempt >= FAILING_AFTER, `attempt ${attempt}: failing ${attempt >= FAILING_AFTER}`)
+    const [d] = (await deliveries(app, key, hook.id)).items
+    if (attempt < MAX_ATTEMPTS) now.set(d!.next_attempt_at!)
+    else {
+      t.match(d, { status: 'failed', attempts: MAX_ATTEMPTS, next_attempt_at: null })
+      t.ok(now().getTime() - started >= 24 * 3600_000, 'retried for at least 24 hours')
+    }
+  }
+  t.equal(JSON.parse(rx.got[0]!.body).type, 'webhook.test')
+  now.set('2026-03-10T10:00:00.000Z')
+  t.equal(await app.webhooks.deliverDue(), 0)
+  // Enabling it again clears the failing state.
+  const enabled = await app.inject({ method: 'PATCH', url: `/v1/webhooks/${hook.id}`, headers: bearer(key), payload: { enabled: true } })
+  t.match(enabled.json(), { enabled: true, failing: false, consecutive_failures: 0 })
+})
+
+t.test('a private address is refused without WEBHOOKS_ALLOW_PRIVATE_NETWORKS, at subscription and at delivery', async (t) => {
+  const app = await buildTestApp(t)
+  const ws = await seedWorkspace(app)
+  const key = ws.keys.service
+  const rx = await receiver(t)
+  for (const url of [rx.url, 'http://localhost:9/hook', 'https://10.0.0.1/hook', 'https://169.254.169.254/latest', 'https://[::1]/x', 'https://100.64.0.1/', 'https://[fd00::1]/']) {
+    const res = await app.inject({ method: 'POST', url: '/v1/webhooks', headers: bearer(key), payload: { project: ws.project.id, url, events: ['memory.added'] } })
+    t.equal(res.statusCode, 400, `${url}: refused`)
+    t.match(res.json().error, { code: 'invalid_arguments', message: /private|loopback/ }, url)
+  }
+  const http = await app.inject({ method: 'POST', url: '/v1/webhooks', headers: bearer(key), payload: { project: ws.project.id, url: 'http://example.com/hook', events: ['memory.added'] } })
+  t.match(http.json().error, { code: 'invalid_arguments', details: [{ path: 'url', message: 'must use https://' }] }, 'http:// only for loopback')
+  t.equal((await app.inject({ method: 'GET', url: `/v1/webhooks?project=${ws.project.id}`, headers: bearer(key) })).json().items.length, 0, 'nothing was created')
+
+  // A subscription that points at a private address by the time of delivery (made directly).
+  const row = await app.repos.webhooks.create({ workspaceId: ws.workspace.id, projectId: ws.project.id, url: rx.url, events: ['memory.added'], description: '', secret: 'whsec_c2VjcmV0', createdBy: ws.user.id, now: new Date() })
+  await tool(app, key, 'add_memory', { project: ws.project.id, content: 'x' })
+  t.equal(await app.webhooks.deliverDue(), 1)
+  t.equal(rx.got.length, 0, 'nothing reached the private address')
+  t.match((await deliveries(app, key, row.id)).items, [{ status: 'pending', attempts: 1, last_status_code: null, last_error: /private, loopback or link-local/ }])
+})
+
+t.test('kill -9 between commit and delivery: delivered by the next start', async (t) => {
+  const database = await testDatabase(t)
+  const rx = await receiver(t)
+  const config = testConfig(database, privateOk)
+  const first = await buildApp({ config, logger: false })
+  const ws = await seedWorkspace(first)
+  const hook = await subscribe(first, ws.keys.service, ws.project.id, rx.url, ['opportunity.submitted', 'memory.added'])
+  // Committed, never delivered: the process is gone before its worker runs.
+  await tool(first, ws.keys.service, 'submit_opportunity', submitArgs(ws.project.id))
+  // And one claimed by a worker that died mid-delivery (its lease runs out).
+  await tool(first, ws.keys.service, 'add_memory', { project: ws.project.id, content: 'claimed then lost' })
+  const claimedAt = new Date()
+  const lost = await first.repos.webhooks.claim(claimedAt, new Date(claimedAt.getTime() + 60_000), 1)
+  t.equal(lost.length, 1)
+  await first.close()
+  t.equal(rx.got.length, 0)
+
+  const later = fixedClock(new Date(claimedAt.getTime() + 1000).toISOString())
+  const second = await buildApp({ config, logger: false, now: later })
+  t.teardown(() => second.close())
+  t.equal(await second.webhooks.deliverDue(), 1, 'the committed message is delivered after the restart')
+  later.set(new Date(claimedAt.getTime() + 61_000).toISOString())
+  t.equal(await second.webhooks.deliverDue(), 1, 'the lost claim is due again when its lease ends')
+  t.same(rx.got.map((r) => JSON.parse(r.body).type).sort(), ['memory.added', 'opportunity.submitted'])
+  t.same((await deliveries(second, ws.keys.service, hook.id)).items.map((d) => d.status), ['succeeded', 'succeeded'])
+})
+
+t.test('the worker runs with the app when enabled', async (t) => {
+  const app = await buildTestApp(t, { config: { webhooks: { enabled: true, allowPrivateNetworks: true } } })
+  await app.ready()
+  const ws = await seedWorkspace(app)
+  const rx = await receiver(t)
+  await subscribe(app, ws.keys.service, ws.project.id, rx.url, ['memory.added'])
+  const arrived = rx.next()
+  await tool(app, ws.keys.service, 'add_memory', { project: ws.project.id, content: 'sent by the timer' })
+  await arrived
+  t.equal(JSON.parse(rx.got[0]!.body).data.content, 'sent by the timer')
+})
+
+const onPglite = !process.env.DATABASE_URL || process.env.DATABASE_URL === 'memory://'
+t.test('two instances on one PostgreSQL deliver each message once', {
+  skip: onPglite && 'PGlite is one process on one connection: no second instance can share it (run with DATABASE_URL)',
+}, async (t) => {
+  const database = await testDatabase(t)
+  const rx = await receiver(t)
+  const config = testConfig(database, privateOk)
+  const [a, b] = [await buildApp({ config, logger: false }), await buildApp({ config, logger: false })]
+  t.teardown(async () => {
+    await a.close()
+    await b.close()
+  })
+  const ws = await seedWorkspace(a)
+  await subscribe(a, ws.keys.service, ws.project.id, rx.url, ['opportunity.submitted'])
+  const n = 60
+  for (let i = 0; i < n; i++) await tool(i % 2 ? a : b, ws.keys.service, 'submit_opportunity', submitArgs(ws.project.id, i))
+  let rounds = 0
+  for (;;) {
+    const [x, y] = await Promise.all([a.webhooks.deliverDue(), b.webhooks.deliverDue(), a.webhooks.deliverDue(), b.webhooks.deliverDue()])
+    rounds++
+    if (x === 0 && y === 0 && (await a.webhooks.deliverDue()) === 0) break
+  }
+  const ids = rx.got.map((r) => String(r.headers['webhook-id']))
+  t.equal(ids.length, n, `${n} messages received (${rounds} rounds)`)
+  t.equal(new Set(ids).size, n, 'each once')
+})
+
+t.test('owner only: viewers and reviewers are refused, over REST and MCP alike', async (t) => {
+  const app = await buildTestApp(t, { config: privateOk })
+  const ws = await seedWorkspace(app)
+  const rx = await receiver(t)
+  const hook = await subscribe(app, ws.keys.service, ws.project.id, rx.url, ['memory.added'])
+  for (const role of ['viewer', 'reviewer'] as const) {
+    const member = await addMember(app, ws.project.id, role)
+    const key = member.keys.service
+    const create = await app.inject({ method: 'POST', url: '/v1/webhooks', headers: bearer(key), payload: { project: ws.project.id, url: rx.url, events: ['memory.added'] } })
+    t.equal(create.statusCode, 403, `${role}: create`)
+    t.equal(create.json().error.code, 'forbidden')
+    for (const [method, url] of [['GET', `/v1/webhooks?project=${ws.project.id}`], ['GET', `/v1/webhooks/${hook.id}`], ['PATCH', `/v1/webhooks/${hook.id}`], ['DELETE', `/v1/webhooks/${hook.id}`], ['POST', `/v1/webhooks/${hook.id}/rotate-secret`], ['POST', `/v1/webhooks/${hook.id}/test`], ['GET', `/v1/webhooks/${hook.id}/deliveries`]] as const) {
+      const res = await app.inject({ method, url, headers: bearer(key), ...(method === 'PATCH' ? { payload: { description: 'x' } } : {}) })
+      t.equal(res.statusCode, 403, `${role}: ${method} ${url}`)
+      // The tool gives the same error as the route.
+      const name = url.includes('rotate') ? 'rotate_webhook_secret' : url.includes('/test') ? 'test_webhook' : url.includes('deliveries') ? 'list_webhook_deliveries' : url.includes('?') ? 'list_webhooks' : method === 'GET' ? 'get_webhook' : method === 'PATCH' ? 'update_webhook' : 'delete_webhook'
+      const args = name === 'list_webhooks' ? { project: ws.project.id } : name === 'update_webhook' ? { id: hook.id, description: 'x' } : { id: hook.id }
+      const viaTool = await app.inject({ method: 'POST', url: `/v1/tools/${name}`, headers: bearer(key), payload: args })
+      t.equal(viaTool.body, res.body, `${role}: ${name} over /v1/tools = the route`)
+    }
+  }
+  const other = await seedWorkspace(app)
+  const foreign = await app.inject({ method: 'GET', url: `/v1/webhooks/${hook.id}`, headers: bearer(other.keys.service) })
+  t.equal(foreign.statusCode, 404, "another workspace's webhook does not exist for them")
+  // The owner's resource route and tool give the same result.
+  const route = await app.inject({ method: 'GET', url: `/v1/webhooks/${hook.id}`, headers: bearer(ws.keys.service) })
+  const viaTool = await app.inject({ method: 'POST', url: '/v1/tools/get_webhook', headers: bearer(ws.keys.service), payload: { id: hook.id } })
+  t.equal(viaTool.body, `{"result":${route.body}}`)
+  const deleted = await app.inject({ method: 'DELETE', url: `/v1/webhooks/${hook.id}`, headers: bearer(ws.keys.service) })
+  t.same(deleted.json(), { id: hook.id, deleted: true })
+  t.equal((await app.inject({ method: 'GET', url: `/v1/webhooks/${hook.id}`, headers: bearer(ws.keys.service) })).statusCode, 404)
+})

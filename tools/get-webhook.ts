@@ -1,0 +1,18 @@
+import { Type } from '@sinclair/typebox'
+import { defineOperation } from '../core/operations.ts'
+import { Webhook, WebhookId } from '../schemas/webhooks.ts'
+import { ownedWebhook, toWebhook } from './webhook-access.ts'
+
+export default defineOperation({
+  name: 'get_webhook',
+  title: 'Get a webhook',
+  description: 'One webhook subscription by its id (whk_…), with its state; never its secret. Owner of its project only.',
+  scope: 'workspace',
+  role: 'viewer',
+  input: Type.Object({ id: WebhookId }, { additionalProperties: false }),
+  output: Webhook,
+  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true },
+  async handler(args, ctx) {
+    return toWebhook(await ownedWebhook(ctx, args.id), ctx.now())
+  },
+})

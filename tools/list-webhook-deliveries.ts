@@ -1,0 +1,30 @@
+import { Type } from '@sinclair/typebox'
+import { defineOperation } from '../core/operations.ts'
+import { StringEnum } from '../schemas/atoms.ts'
+import { Delivery, deliveryStatuses, WebhookId } from '../schemas/webhooks.ts'
+import { ownedWebhook, toDelivery } from './webhook-access.ts'
+
+export default defineOperation({
+  name: 'list_webhook_deliveries',
+  title: 'A webhook’s delivery log',
+  description:
+    'The messages of a webhook, newest first: status (pending, succeeded, failed), attempts, next attempt, last response ' +
+    'code, error excerpt and latency. Optional `status` filter; `page` and `page_size` (≤ 100). Owner only.',
+  scope: 'workspace',
+  role: 'viewer',
+  input: Type.Object({
+    id: WebhookId,
+    status: Type.Optional(StringEnum(deliveryStatuses)),
+    page: Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000, default: 1 })),
+    page_size: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })),
+  }, { additionalProperties: false }),
+  output: Type.Object({ items: Type.Array(Delivery), total: Type.Integer(), page: Type.Integer(), page_size: Type.Integer() }),
+  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true },
+  async handler(args, ctx) {
+    await ownedWebhook(ctx, args.id)
+    const page = args.page ?? 1
+    const pageSize = args.page_size ?? 20
+    const { items, total } = await ctx.repos.webhooks.deliveries(args.id, { status: args.status, limit: pageSize, offset: (page - 1) * pageSize })
+    return { items: items.map(toDelivery), total, page, page_size: pageSize }
+  },
+})

@@ -1,0 +1,24 @@
+import { Type } from '@sinclair/typebox'
+import { defineOperation } from '../core/operations.ts'
+import { appError } from '../core/errors.ts'
+import { Delivery, DeliveryId, WebhookId } from '../schemas/webhooks.ts'
+import { ownedWebhook, toDelivery } from './webhook-access.ts'
+
+export default defineOperation({
+  name: 'redeliver_webhook',
+  title: 'Send a webhook message again',
+  description:
+    'Send one message of a webhook again, now, with the same webhook-id (receivers de-duplicate by it) and a fresh ' +
+    'schedule of retries. `id` is the webhook, `delivery` the message (msg_…). Owner only.',
+  scope: 'workspace',
+  role: 'viewer',
+  input: Type.Object({ id: WebhookId, delivery: DeliveryId }, { additionalProperties: false }),
+  output: Delivery,
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+  async handler(args, ctx) {
+    await ownedWebhook(ctx, args.id)
+    const row = await ctx.repos.webhooks.redeliver(args.id, args.delivery, ctx.now())
+    if (!row) throw appError('NotFound', `Delivery '${args.delivery}' of webhook '${args.id}' was not found.`)
+    return toDelivery(row)
+  },
+})

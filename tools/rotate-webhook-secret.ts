@@ -1,0 +1,27 @@
+import { Type } from '@sinclair/typebox'
+import { defineOperation } from '../core/operations.ts'
+import { appError } from '../core/errors.ts'
+import { newWebhookSecret, ROTATION_OVERLAP_MS } from '../core/webhooks.ts'
+import { WebhookId, WebhookWithSecret } from '../schemas/webhooks.ts'
+import { ownedWebhook, toWebhook } from './webhook-access.ts'
+
+export default defineOperation({
+  name: 'rotate_webhook_secret',
+  title: 'Rotate a webhook’s signing secret',
+  description:
+    'A new signing secret for the webhook, returned this once. For 24 hours messages carry two signatures, by the new ' +
+    'and the previous secret, so the receiver can switch without losing a message. Owner only.',
+  scope: 'workspace',
+  role: 'viewer',
+  input: Type.Object({ id: WebhookId }, { additionalProperties: false }),
+  output: WebhookWithSecret,
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
+  async handler(args, ctx) {
+    await ownedWebhook(ctx, args.id)
+    const secret = newWebhookSecret()
+    const now = ctx.now()
+    const row = await ctx.repos.webhooks.rotate(args.id, secret, now, new Date(now.getTime() + ROTATION_OVERLAP_MS))
+    if (!row) throw appError('NotFound', `Webhook '${args.id}' was not found.`)
+    return { ...toWebhook(row, now), secret }
+  },
+})

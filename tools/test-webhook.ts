@@ -1,0 +1,24 @@
+import { Type } from '@sinclair/typebox'
+import { defineOperation } from '../core/operations.ts'
+import { webhookPayload } from '../db/repositories/webhooks.ts'
+import { Delivery, WebhookId } from '../schemas/webhooks.ts'
+import { ownedWebhook, toDelivery, toWebhook } from './webhook-access.ts'
+
+export default defineOperation({
+  name: 'test_webhook',
+  title: 'Send a test message to a webhook',
+  description:
+    'Queue a `webhook.test` message to this webhook now (data: the subscription), signed and retried like any other. ' +
+    'Returns the delivery; list_webhook_deliveries shows how it went. Owner only.',
+  scope: 'workspace',
+  role: 'viewer',
+  input: Type.Object({ id: WebhookId }, { additionalProperties: false }),
+  output: Delivery,
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+  async handler(args, ctx) {
+    const webhook = await ownedWebhook(ctx, args.id)
+    const now = ctx.now()
+    const row = await ctx.repos.webhooks.enqueueOne(webhook.id, 'webhook.test', webhookPayload('webhook.test', now, toWebhook(webhook, now)), now)
+    return toDelivery(row)
+  },
+})
