@@ -19,6 +19,7 @@ declare module 'autocannon' {
     errors: number
     timeouts: number
     non2xx: number
+    '2xx': number
     duration: number
   }
   export interface Options {
@@ -30,6 +31,8 @@ declare module 'autocannon' {
     method?: string
     headers?: Record<string, string>
     body?: string
+    /** Requests in turn on each connection; setupRequest may rewrite one before it is sent. */
+    requests?: { method?: string; path?: string; headers?: Record<string, string>; body?: string; setupRequest?: (req: { method?: string; path?: string; headers?: Record<string, string>; body?: string }) => { method?: string; path?: string; headers?: Record<string, string>; body?: string } }[]
   }
   function autocannon(options: Options): Promise<Result>
   export default autocannon
