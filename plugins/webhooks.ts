@@ -32,7 +32,7 @@ export interface WebhooksPluginOptions {
 export const DELIVERY_TIMEOUT_MS = 10_000
 /** A claim is held this long: a process that dies mid-delivery leaves it due again after it. */
 const LEASE_MS = 60_000
-const BATCH = 20
+const BATCH = 50
 const EXCERPT = 500
 
 // Not an ES import of node:http(s): that loads Node's fetch (undici) at start; see core/errors.ts.

@@ -1,7 +1,7 @@
 // Outgoing webhooks: subscriptions, the outbox of deliveries, and the worker's claims.
 // A change writes its messages with `enqueueWebhooks` in its own transaction: a rolled-back
 // change leaves no message, a committed one is never lost (the worker delivers it later).
-import { and, desc, eq, sql } from '../orm.ts'
+import { and, desc, eq, ne, or, sql } from '../orm.ts'
 import { rowsOf, type Queryable } from '../client.ts'
 import { webhookDeliveries, webhooks } from '../schema.ts'
 import type { WebhookEventType } from '../../schemas/webhooks.ts'
@@ -185,7 +185,11 @@ export function createWebhooksRepository(db: Queryable) {
               consecutiveFailures: sql`${webhooks.consecutiveFailures} + 1`,
               failing: sql`${webhooks.failing} or ${webhooks.consecutiveFailures} + 1 >= ${failingAfter}`,
             }
-        ).where(eq(webhooks.id, claimed.webhookId))
+        ).where(outcome.ok
+          // A success resets the count only where it is not reset already: deliveries to one
+          // endpoint finish in parallel, and an UPDATE that matches no row takes no row lock.
+          ? and(eq(webhooks.id, claimed.webhookId), or(ne(webhooks.consecutiveFailures, 0), eq(webhooks.failing, true)))
+          : eq(webhooks.id, claimed.webhookId))
       })
     },
   }
