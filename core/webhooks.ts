@@ -2,8 +2,9 @@
 // how a message is signed (Standard Webhooks), and when a failed message is tried again.
 import { createHmac, randomBytes } from 'node:crypto'
 import { lookup } from 'node:dns/promises'
-import { BlockList, isIP } from 'node:net'
+import { isIP } from 'node:net'
 import { appError } from './errors.ts'
+import { isPrivateAddress } from './addresses.ts'
 
 /** What the operations and the worker need to know of the configuration. */
 export interface WebhookPolicy {
@@ -14,24 +15,6 @@ export interface WebhookPolicy {
 }
 
 export const defaultWebhookPolicy: WebhookPolicy = { allowPrivateNetworks: false, production: process.env.NODE_ENV === 'production' }
-
-const blocked = new BlockList()
-for (const [net, bits] of [
-  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
-  ['192.0.0.0', 24], ['192.0.2.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['198.51.100.0', 24], ['203.0.113.0', 24], ['224.0.0.0', 3],
-] as const) blocked.addSubnet(net, bits, 'ipv4')
-for (const [net, bits] of [['::', 128], ['::1', 128], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8], ['64:ff9b::', 96], ['2001:db8::', 32]] as const) {
-  blocked.addSubnet(net, bits, 'ipv6')
-}
-
-/** Private, loopback, link-local, unique-local, CGNAT, multicast or otherwise not public unicast. */
-export function isPrivateAddress(address: string): boolean {
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)
-  if (mapped) return isPrivateAddress(mapped[1]!)
-  const family = isIP(address)
-  if (family === 0) return true
-  return blocked.check(address, family === 4 ? 'ipv4' : 'ipv6')
-}
 
 const isLoopbackHost = (host: string) => host === 'localhost' || host.endsWith('.localhost') || /^127\./.test(host) || host === '[::1]'
 

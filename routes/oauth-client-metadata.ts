@@ -6,7 +6,8 @@
 // probe of its own network) unless OAUTH_CLIENT_METADATA_PRIVATE_NETWORK=true, which also
 // allows http:// URLs (tests and local development without TLS).
 import { lookup } from 'node:dns'
-import { BlockList, isIP } from 'node:net'
+import { isIP } from 'node:net'
+import { isPrivateAddress } from '../core/addresses.ts'
 import type { FastifyInstance } from 'fastify'
 import type { OAuthClient } from '../db/repositories/oauth.ts'
 import { acceptableRedirectUri } from './oauth.ts'
@@ -22,20 +23,6 @@ export const METADATA_TIMEOUT_MS = 5_000
 const CACHE_DEFAULT_S = 300
 const CACHE_MAX_S = 24 * 3600
 const CACHE_MAX_ENTRIES = 1000
-
-const blocked = new BlockList()
-for (const [net, bits] of [['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12], ['192.0.0.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['224.0.0.0', 3]] as const) blocked.addSubnet(net, bits, 'ipv4')
-for (const [net, bits] of [['::', 128], ['::1', 128], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8], ['64:ff9b::', 96]] as const) blocked.addSubnet(net, bits, 'ipv6')
-
-/** Whether an address is private, loopback, link-local or otherwise not a public unicast one. */
-export function isPrivateAddress(address: string): boolean {
-  // An IPv4-mapped IPv6 address is judged as the IPv4 address it carries.
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)
-  if (mapped) return isPrivateAddress(mapped[1]!)
-  const family = isIP(address)
-  if (family === 0) return true
-  return blocked.check(address, family === 4 ? 'ipv4' : 'ipv6')
-}
 
 /** Whether `client_id` is a metadata-document URL rather than a registered id. */
 export const isMetadataUrl = (clientId: string) => /^https?:\/\//i.test(clientId)

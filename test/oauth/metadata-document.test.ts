@@ -7,7 +7,8 @@ import http from 'node:http'
 import { createHash, randomBytes } from 'node:crypto'
 import { bearer, freePort, listenTestApp, seedWorkspace } from '../helpers/app.ts'
 import { REDIRECT, consent } from './helpers.ts'
-import { isPrivateAddress, METADATA_MAX_BYTES } from '../../routes/oauth-client-metadata.ts'
+import { METADATA_MAX_BYTES } from '../../routes/oauth-client-metadata.ts'
+import { isPrivateAddress } from '../../core/addresses.ts'
 
 // The client's own web server: documents by path.
 const docs = new Map<string, { status?: number; body: string }>()
