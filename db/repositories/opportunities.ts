@@ -386,13 +386,5 @@ export function createOpportunitiesRepository(db: Queryable) {
         .where(eq(reviewHistory.opportunityId, id))
         .orderBy(asc(reviewHistory.id))
     },
-
-    /** Totals by status and by evaluation, from the maintained counters. */
-    async totals(projectId: string) {
-      return db
-        .select({ status: opportunityCounts.status, evaluation: opportunityCounts.evaluation, n: opportunityCounts.n })
-        .from(opportunityCounts)
-        .where(eq(opportunityCounts.projectId, projectId))
-    },
   }
 }
