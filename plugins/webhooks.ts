@@ -6,7 +6,7 @@
 import fp from 'fastify-plugin'
 import type { FastifyInstance } from 'fastify'
 import type { LookupFunction } from 'node:net'
-import { WEBHOOKS_CHANNEL, type ClaimedDelivery } from '../db/repositories/webhooks.ts'
+import { WEBHOOKS_CHANNEL, type ClaimedDelivery, type DeliveryOutcome } from '../db/repositories/webhooks.ts'
 import {
   BlockedAddressError, FAILING_AFTER, nextAttemptAt, resolvePublic, signatureHeader, type WebhookPolicy,
 } from '../core/webhooks.ts'
@@ -99,6 +99,32 @@ export async function post(d: ClaimedDelivery, body: string, headers: Record<str
 async function webhooksPlugin(app: FastifyInstance, options: WebhooksPluginOptions) {
   const { policy } = options
 
+  // Outcomes are recorded in groups: one statement for every outcome that finished while the
+  // previous group was being written (a group commit), so a busy worker writes a few statements
+  // a second instead of a transaction per message, and an idle one records each at once.
+  let queued: { outcome: DeliveryOutcome; done: (err?: unknown) => void }[] = []
+  let writing = false
+  async function writeOutcomes(): Promise<void> {
+    writing = true
+    while (queued.length > 0) {
+      const group = queued
+      queued = []
+      try {
+        await app.repos.webhooks.finish(group.map((g) => g.outcome), app.now(), FAILING_AFTER)
+        for (const g of group) g.done()
+      } catch (err) {
+        for (const g of group) g.done(err)
+      }
+    }
+    writing = false
+  }
+  function record(outcome: DeliveryOutcome): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      queued.push({ outcome, done: (err) => (err === undefined ? resolve() : reject(err)) })
+      if (!writing) void writeOutcomes()
+    })
+  }
+
   async function deliver(d: ClaimedDelivery): Promise<void> {
     const now = app.now()
     const timestamp = Math.floor(now.getTime() / 1000)
@@ -109,9 +135,8 @@ async function webhooksPlugin(app: FastifyInstance, options: WebhooksPluginOptio
       'webhook-signature': signatureHeader(d, d.id, timestamp, body, now),
     }
     const outcome = await post(d, body, headers, policy)
-    const finished = app.now()
-    const retryAt = outcome.ok ? null : nextAttemptAt(d.attempts, finished)
-    await app.repos.webhooks.finish(d, { ...outcome, retryAt }, finished, FAILING_AFTER)
+    const retryAt = outcome.ok ? null : nextAttemptAt(d.attempts, app.now())
+    await record({ id: d.id, webhookId: d.webhookId, ...outcome, retryAt })
     if (!outcome.ok) app.log.warn({ webhook: d.webhookId, delivery: d.id, attempts: d.attempts, status: outcome.statusCode }, 'webhook delivery failed')
   }
 

@@ -227,6 +227,41 @@ t.test('an endpoint failing: marked after repeated failures, the message failed 
   t.match(enabled.json(), { enabled: true, failing: false, consecutive_failures: 0 })
 })
 
+t.test('outcomes recorded as one group: per endpoint, the failures after its last success are counted', async (t) => {
+  const now = fixedClock('2026-03-01T10:00:00.000Z')
+  const app = await buildTestApp(t, { now, config: privateOk })
+  const ws = await seedWorkspace(app)
+  const key = ws.keys.service
+  const rx = await receiver(t)
+  const recovers = await subscribe(app, key, ws.project.id, rx.url, ['opportunity.submitted'])
+  const keepsFailing = await subscribe(app, key, ws.project.id, `${rx.url}/2`, ['opportunity.submitted'])
+  const healthy = await subscribe(app, key, ws.project.id, `${rx.url}/3`, ['opportunity.submitted'])
+  const msgs: Record<string, string[]> = {}
+  for (const hook of [recovers, keepsFailing, healthy]) {
+    msgs[hook.id] = []
+    for (let i = 0; i < 3; i++) msgs[hook.id]!.push((await app.repos.webhooks.enqueueOne(hook.id, 'webhook.test', { i }, now())).id)
+  }
+  const state = async (id: string) => (await app.inject({ method: 'GET', url: `/v1/webhooks/${id}`, headers: bearer(key) })).json()
+  const outcome = (webhookId: string, id: string, ok: boolean) =>
+    ({ id, webhookId, ok, statusCode: ok ? 200 : 500, error: ok ? null : 'HTTP 500', latencyMs: 3, retryAt: ok ? null : new Date('2026-03-01T10:05:00.000Z') })
+  // Before the group: 4 failures in a row on the first two endpoints.
+  await app.repos.webhooks.finish([1, 2, 3, 4].flatMap(() => [outcome(recovers.id, 'none', false), outcome(keepsFailing.id, 'none', false)]), now(), FAILING_AFTER)
+  t.match(await state(recovers.id), { failing: false, consecutive_failures: 4 })
+  const [r, k, h] = [msgs[recovers.id]!, msgs[keepsFailing.id]!, msgs[healthy.id]!]
+  await app.repos.webhooks.finish([
+    outcome(recovers.id, r[0]!, false), outcome(keepsFailing.id, k[0]!, false), outcome(healthy.id, h[0]!, true),
+    outcome(recovers.id, r[1]!, true), outcome(keepsFailing.id, k[1]!, false), outcome(healthy.id, h[1]!, true),
+    outcome(recovers.id, r[2]!, false), outcome(healthy.id, h[2]!, false),
+  ], now(), FAILING_AFTER)
+  t.match(await state(recovers.id), { failing: false, consecutive_failures: 1 }, 'a success in the group: only the failure after it counts')
+  t.match(await state(keepsFailing.id), { failing: true, consecutive_failures: 6 }, 'no success: the group\'s failures add to the stored count')
+  t.match(await state(healthy.id), { failing: false, consecutive_failures: 1 })
+  const byId = new Map((await Promise.all([recovers, keepsFailing, healthy].map((w) => deliveries(app, key, w.id)))).flatMap((d) => d.items).map((d) => [d.id, d]))
+  t.match(byId.get(r[1]!), { status: 'succeeded', last_status_code: 200, last_error: null, last_latency_ms: 3 })
+  t.match(byId.get(r[2]!), { status: 'pending', last_status_code: 500, last_error: 'HTTP 500', next_attempt_at: '2026-03-01T10:05:00.000Z' })
+  t.match(byId.get(k[2]!), { status: 'pending', last_status_code: null }, 'a message without an outcome is untouched')
+})
+
 t.test('a private address is refused without WEBHOOKS_ALLOW_PRIVATE_NETWORKS, at subscription and at delivery', async (t) => {
   const app = await buildTestApp(t)
   const ws = await seedWorkspace(app)

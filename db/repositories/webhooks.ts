@@ -1,7 +1,7 @@
 // Outgoing webhooks: subscriptions, the outbox of deliveries, and the worker's claims.
 // A change writes its messages with `enqueueWebhooks` in its own transaction: a rolled-back
 // change leaves no message, a committed one is never lost (the worker delivers it later).
-import { and, desc, eq, ne, or, sql } from '../orm.ts'
+import { and, desc, eq, sql } from '../orm.ts'
 import { rowsOf, type Queryable } from '../client.ts'
 import { webhookDeliveries, webhooks } from '../schema.ts'
 import type { WebhookEventType } from '../../schemas/webhooks.ts'
@@ -39,6 +39,18 @@ export async function enqueueWebhooks(db: Queryable, projectId: string, type: We
 
 /** The channel a commit that queued messages notifies, so that workers deliver at once. */
 export const WEBHOOKS_CHANNEL = 'growthdesk_webhooks'
+
+/** What one attempt came to. */
+export interface DeliveryOutcome {
+  id: string
+  webhookId: string
+  ok: boolean
+  statusCode: number | null
+  error: string | null
+  latencyMs: number
+  /** When to try again; null with `ok` false: failed for good. */
+  retryAt: Date | null
+}
 
 /** A delivery the worker claimed, with what it needs to send it. */
 export interface ClaimedDelivery {
@@ -163,34 +175,54 @@ export function createWebhooksRepository(db: Queryable) {
       }))
     },
 
-    /** An attempt's outcome: the message succeeded, is retried at `retryAt`, or failed for good (`retryAt` null). */
-    async finish(
-      claimed: { id: string; webhookId: string },
-      outcome: { ok: boolean; statusCode: number | null; error: string | null; latencyMs: number; retryAt: Date | null },
-      now: Date,
-      failingAfter: number
-    ): Promise<void> {
-      await db.transaction(async (tx) => {
-        await tx.update(webhookDeliveries).set({
-          status: outcome.ok ? 'succeeded' : outcome.retryAt ? 'pending' : 'failed',
-          ...(outcome.retryAt ? { nextAttemptAt: outcome.retryAt } : {}),
-          lastStatusCode: outcome.statusCode,
-          lastError: outcome.error === null ? null : outcome.error.slice(0, 500),
-          lastLatencyMs: outcome.latencyMs,
-          ...(outcome.ok ? { deliveredAt: now } : {}),
-        }).where(eq(webhookDeliveries.id, claimed.id))
-        await tx.update(webhooks).set(outcome.ok
-          ? { consecutiveFailures: 0, failing: false }
-          : {
-              consecutiveFailures: sql`${webhooks.consecutiveFailures} + 1`,
-              failing: sql`${webhooks.failing} or ${webhooks.consecutiveFailures} + 1 >= ${failingAfter}`,
-            }
-        ).where(outcome.ok
-          // A success resets the count only where it is not reset already: deliveries to one
-          // endpoint finish in parallel, and an UPDATE that matches no row takes no row lock.
-          ? and(eq(webhooks.id, claimed.webhookId), or(ne(webhooks.consecutiveFailures, 0), eq(webhooks.failing, true)))
-          : eq(webhooks.id, claimed.webhookId))
-      })
+    /**
+     * The outcomes of several attempts, in one statement: each message succeeded, is retried at
+     * `retryAt`, or failed for good (`retryAt` null). Outcomes are in the order they finished; per
+     * endpoint, a success clears the failing state and the failures after the last success are
+     * counted (from zero after a success, else on top of the stored count). A success on an
+     * endpoint already at zero writes nothing there (an UPDATE that matches no row takes no lock).
+     */
+    async finish(outcomes: DeliveryOutcome[], now: Date, failingAfter: number): Promise<void> {
+      if (outcomes.length === 0) return
+      const perEndpoint = new Map<string, { succeeded: boolean; failures: number }>()
+      for (const o of outcomes) {
+        const e = perEndpoint.get(o.webhookId) ?? { succeeded: false, failures: 0 }
+        if (o.ok) Object.assign(e, { succeeded: true, failures: 0 })
+        else e.failures += 1
+        perEndpoint.set(o.webhookId, e)
+      }
+      const rows = JSON.stringify(outcomes.map((o) => ({
+        id: o.id,
+        status: o.ok ? 'succeeded' : o.retryAt ? 'pending' : 'failed',
+        retry_at: o.retryAt?.toISOString() ?? null,
+        status_code: o.statusCode,
+        error: o.error === null ? null : o.error.slice(0, 500),
+        latency_ms: o.latencyMs,
+        ok: o.ok,
+      })))
+      const endpoints = JSON.stringify([...perEndpoint].map(([id, e]) => ({ id, succeeded: e.succeeded, failures: e.failures })))
+      await db.execute(sql`
+        with o as (
+          select * from jsonb_to_recordset(${rows}::jsonb)
+            as o(id text, status text, retry_at timestamptz, status_code int, error text, latency_ms int, ok boolean)
+        ), finished as (
+          update webhook_deliveries d set
+            status = o.status,
+            next_attempt_at = coalesce(o.retry_at, d.next_attempt_at),
+            last_status_code = o.status_code,
+            last_error = o.error,
+            last_latency_ms = o.latency_ms,
+            delivered_at = case when o.ok then ${now.toISOString()}::timestamptz else d.delivered_at end
+          from o where d.id = o.id
+          returning 1
+        ), e as (
+          select * from jsonb_to_recordset(${endpoints}::jsonb) as e(id text, succeeded boolean, failures int)
+        )
+        update webhooks w set
+          consecutive_failures = case when e.succeeded then e.failures else w.consecutive_failures + e.failures end,
+          failing = case when e.succeeded then e.failures >= ${failingAfter} else w.failing or w.consecutive_failures + e.failures >= ${failingAfter} end
+        from e
+        where w.id = e.id and (e.failures > 0 or w.consecutive_failures <> 0 or w.failing)`)
     },
   }
 }
