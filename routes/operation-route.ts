@@ -29,6 +29,9 @@ const Format = StringEnum(['json', 'csv'] as const, {
   description: '`csv` answers in CSV (text/csv, as an attachment), as `Accept: text/csv` does; `json` (the default) in JSON.',
 })
 
+/** The CSV answer in the OpenAPI document (its columns are the JSON answer's record fields). */
+const CsvBody = Type.String({ description: 'CSV (RFC 4180, UTF-8): a header row of the field names, then one row per record.' })
+
 export interface RouteGroup {
   surface: Surface
   tag: string
@@ -68,7 +71,7 @@ export function operationRoute(app: FastifyInstance, group: RouteGroup, route: O
       ...(pathParams.length > 0 ? { params } : {}),
       ...(Object.keys(rest).length > 0 ? (inQuery ? { querystring: input } : { body: input }) : {}),
       response: {
-        ...(route.status === 201 ? {} : { 200: op.output }),
+        ...(route.status === 201 ? {} : { 200: route.csv ? { content: { 'application/json': { schema: op.output }, 'text/csv': { schema: CsvBody } } } : op.output }),
         ...(created ? { 201: op.output } : {}),
         '4xx': ErrorResponse,
         '5xx': ErrorResponse,

@@ -36,6 +36,15 @@ t.test('the OpenAPI document', async (t) => {
     t.notOk(doc.paths['/v1/tools/{name}']?.post, 'the catch-all call route is not documented')
   })
 
+  t.test('the routes with a CSV answer declare text/csv beside JSON', async (t) => {
+    for (const path of ['/api/v1/mcp/projects/{project_id}/opportunities', '/api/v1/mcp/projects/{project_id}/daily-ops', '/api/v1/mcp/projects/{project_id}/daily-event-summary']) {
+      const content = doc.paths[path]?.get?.responses['200']?.content
+      t.same(Object.keys(content ?? {}).sort(), ['application/json', 'text/csv'], `${path}: JSON and CSV`)
+      t.ok(content?.['application/json']?.schema.properties, `${path}: the JSON answer keeps its schema`)
+    }
+    t.same(Object.keys(doc.paths['/api/v1/mcp/projects/{project_id}/event-stream']?.get?.responses['200']?.content ?? {}), ['application/json'], 'a route without a CSV answer: JSON only')
+  })
+
   t.test('operation routes carry their operation name; the console is not an API', async (t) => {
     t.equal(doc.paths['/api/v1/mcp/projects/{project_id}/opportunities/{event_id}/review']?.patch?.operationId, 'review_opportunity')
     t.equal(doc.paths['/v1/projects/{project}']?.get?.operationId, 'get_project')
