@@ -24,6 +24,28 @@ function toOpportunity(row: Row): Opportunity {
   }
 }
 
+/**
+ * An opportunity selected in the form the API answers with (the fields of `toOpportunity`, in
+ * its order): the times as ISO text with milliseconds, written by PostgreSQL (`to_char`
+ * truncates to the millisecond as a JavaScript Date does), so a listing's rows need no mapping
+ * or Date in between. The listing and the export read their rows this way.
+ */
+const isoMs = (column: typeof opportunities.receivedAt | typeof opportunities.reviewUpdatedAt) => sql<string>`to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`
+const answerFields = {
+  event_id: opportunities.id,
+  contribution_type: opportunities.contributionType,
+  key_information: opportunities.keyInformation,
+  reason: opportunities.reason,
+  suggested_action: opportunities.suggestedAction,
+  source_url: opportunities.sourceUrl,
+  external_id: opportunities.externalId,
+  received_at: isoMs(opportunities.receivedAt),
+  evaluation: opportunities.evaluation,
+  status: opportunities.status,
+  review_note: opportunities.reviewNote,
+  review_updated_at: sql<string | null>`${isoMs(opportunities.reviewUpdatedAt)}`,
+}
+
 export interface ListFilters {
   type: string
   status: Status | 'all'
@@ -142,7 +164,7 @@ function buildList(db: Queryable, f: ListFilters, way: Exclude<ListWay, 'total'>
     where.push(sql`${opportunities.receivedAt} <= ${key}`, sql`(${opportunities.receivedAt} < ${key} or ${opportunities.id} > ${p('afterId')}::text)`)
   }
   const query = db
-    .select({ row: opportunities, at, total })
+    .select({ o: answerFields, at, total })
     .from(opportunities)
     .where(and(...where))
     .orderBy(...(way === 'backward' ? [asc(opportunities.receivedAt), desc(opportunities.id)] : [desc(opportunities.receivedAt), asc(opportunities.id)]))
@@ -162,7 +184,7 @@ function buildWalk(db: Queryable, f: WalkFilters, after: boolean, name: string) 
     where.push(sql`${opportunities.receivedAt} <= ${key}`, sql`(${opportunities.receivedAt} < ${key} or ${opportunities.id} > ${p('afterId')}::text)`)
   }
   return db
-    .select({ row: opportunities, at })
+    .select({ o: answerFields, at })
     .from(opportunities)
     .where(and(...where))
     .orderBy(desc(opportunities.receivedAt), asc(opportunities.id))
@@ -242,7 +264,7 @@ export function createOpportunitiesRepository(db: Queryable) {
       const size = f.pageSize
       const offset = (f.page - 1) * size
       const values = listValues(projectId, f)
-      let rows: { row: Row; at: string; total: number }[]
+      let rows: { o: Opportunity; at: string; total: number }[]
       let total: number
       let more: boolean
       if (f.after || offset === 0) {
@@ -271,7 +293,7 @@ export function createOpportunitiesRepository(db: Queryable) {
       }
       const page = rows.slice(0, size)
       const last = page.at(-1)
-      return { items: page.map((r) => toOpportunity(r.row)), total, next: more && last ? { at: last.at, id: last.row.id } : null }
+      return { items: page.map((r) => r.o), total, next: more && last ? { at: last.at, id: last.o.event_id } : null }
     },
 
     /**
@@ -284,11 +306,11 @@ export function createOpportunitiesRepository(db: Queryable) {
       let after: ListKey | undefined
       for (;;) {
         const values = listValues(projectId, { ...f, page: 1, pageSize: batch, after })
-        const rows: { row: Row; at: string }[] = await walkStatement(f, after !== undefined).execute({ ...values, limit: batch })
+        const rows: { o: Opportunity; at: string }[] = await walkStatement(f, after !== undefined).execute({ ...values, limit: batch })
         if (rows.length === 0) return
         const last = rows.at(-1)!
-        after = { at: last.at, id: last.row.id }
-        yield rows.map((r) => toOpportunity(r.row))
+        after = { at: last.at, id: last.o.event_id }
+        yield rows.map((r) => r.o)
         if (rows.length < batch) return
       }
     },

@@ -113,6 +113,25 @@ t.test('cursor paging of the opportunities listing', async (t) => {
     t.equal((await page('page_size=4')).total, before.length + 3, 'the new ones are there, at the top')
   })
 
+  await t.test('a listed opportunity is byte for byte what submitting it again answers, microseconds and all', async (t) => {
+    // The listing writes its times in SQL; a repeated submission (same external_id) answers the
+    // stored opportunity through a JavaScript Date: both keep the milliseconds and drop the rest
+    // (.123999 is .123, not .124).
+    await app.db.execute(sql`
+      insert into opportunities (id, project_id, contribution_type, key_information, reason, suggested_action, received_at, review_updated_at, source_url, external_id, review_note)
+      values ('opp_truncated', ${project}, 'content_idea', 'k', 'r', 'a', '2026-11-12T09:00:00.123999Z', '2026-11-12T09:30:00.000999Z', 'https://example.com/x', 'ext-truncated', 'seen')`)
+    const listed = (await page('type=content_idea&page_size=100')).items.find((o) => o.event_id === 'opp_truncated')
+    t.match(listed, { received_at: '2026-11-12T09:00:00.123Z', review_updated_at: '2026-11-12T09:30:00.000Z' })
+    const again = await app.inject({
+      method: 'POST',
+      url,
+      headers: bearer(ws.keys.mcp),
+      payload: { contribution_type: 'content_idea', key_information: 'k', reason: 'r', suggested_action: 'a', external_id: 'ext-truncated' },
+    })
+    t.equal(again.statusCode, 200, 'the existing opportunity')
+    t.equal(JSON.stringify({ ...listed, created: false }), again.body, 'the same fields, in the same order, with the same values')
+  })
+
   await t.test('a bad cursor is a 400 invalid_arguments naming `after`', async (t) => {
     const good = (await page('page_size=2')).next_cursor!
     const decoded = Buffer.from(good, 'base64url').toString('utf8')
