@@ -23,6 +23,7 @@ import { loadConfig } from '../config.ts'
 import { bootstrap, createKey } from '../core/admin.ts'
 import { localDate } from '../core/time.ts'
 import { freePort } from './client-process.ts'
+import { databaseUrl, dropDatabases, isDatabaseName, quiet, recreateDatabase } from './database.ts'
 import { createIndexes, dropSecondaryIndexes, loadOpportunities } from './load.ts'
 
 const { values: args } = parseArgs({
@@ -39,19 +40,13 @@ const { values: args } = parseArgs({
 const rows = Number(args.rows)
 const jobs = Number(args.jobs)
 const dbName = args['db-name']!
-if (args.help || !(Number.isSafeInteger(rows) && rows >= 1 && rows <= 20_000_000) || !(jobs >= 1 && jobs <= 16) || !/^[a-z_][a-z0-9_]{0,62}$/.test(dbName)) {
+if (args.help || !(Number.isSafeInteger(rows) && rows >= 1 && rows <= 20_000_000) || !(jobs >= 1 && jobs <= 16) || !isDatabaseName(dbName)) {
   process.stdout.write('Usage: npm run bench:export -- [--rows 1…20000000] [--jobs n] [--keep] [--reuse] [--db-name name]\n  server from BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/postgres)\n')
   process.exit(args.help ? 0 : 2)
 }
 
 const log = (line = '') => process.stdout.write(`${line}\n`)
-const baseUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
-const benchUrl = (() => {
-  const u = new URL(baseUrl)
-  u.pathname = `/${dbName}`
-  return u.toString()
-})()
-const quiet = { onnotice: () => {} }
+const benchUrl = databaseUrl(dbName)
 const MB = 2 ** 20
 const EMAIL = 'export@growthdesk.bench'
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US')
@@ -78,14 +73,7 @@ log(`=== bench:export — ${fmt(rows)} opportunities, ${os.cpus().length} cores,
 log(`database: ${benchUrl}${args.reuse ? ' (reused)' : ''}`)
 log()
 log('Load')
-if (!args.reuse) {
-  const admin = postgres(baseUrl, { max: 1, ...quiet })
-  await step(`drop + create database ${dbName}`, async () => {
-    await admin.unsafe(`drop database if exists ${dbName} with (force)`)
-    await admin.unsafe(`create database ${dbName}`)
-  })
-  await admin.end()
-}
+if (!args.reuse) await step(`drop + create database ${dbName}`, () => recreateDatabase(dbName))
 const config = { ...loadConfig({ HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'warn' }), database: { kind: 'postgres' as const, url: benchUrl }, logLevel: 'warn' }
 const app = await step('build app (migrations)', () => buildApp({ config, logger: false }))
 const sql = postgres(benchUrl, { max: jobs, ...quiet, connection: { synchronous_commit: 'off', work_mem: '256MB', maintenance_work_mem: '1GB' } })
@@ -187,10 +175,6 @@ try {
 } finally {
   server.kill('SIGTERM')
   await new Promise((resolve) => server.once('exit', resolve))
-  if (!args.keep) {
-    const admin = postgres(baseUrl, { max: 1, ...quiet })
-    await admin.unsafe(`drop database if exists ${dbName} with (force)`).catch(() => {})
-    await admin.end()
-  }
+  if (!args.keep) await dropDatabases([dbName])
 }
 process.exit(failed ? 1 : 0)

@@ -10,13 +10,13 @@
 // processes; the exit code is 1 when the target is missed.
 import { parseArgs } from 'node:util'
 import os from 'node:os'
-import postgres from 'postgres'
 import type { FastifyInstance } from 'fastify'
 import { buildApp } from '../app.ts'
 import { loadConfig } from '../config.ts'
 import { bootstrap } from '../core/admin.ts'
 import type { LatencyResult } from './client.ts'
 import { Client, freePort, loadAverage } from './client-process.ts'
+import { databaseUrl, dropDatabases, isDatabaseName, recreateDatabase } from './database.ts'
 
 const { values: args } = parseArgs({
   options: {
@@ -28,14 +28,12 @@ const { values: args } = parseArgs({
 const seconds = Number(args.seconds)
 const connections = Number(args.connections)
 const dbName = args['db-name']!
-if (!(seconds >= 1 && seconds <= 600) || !(connections >= 1 && connections <= 1000) || !/^[a-z_][a-z0-9_]{0,62}$/.test(dbName)) {
+if (!(seconds >= 1 && seconds <= 600) || !(connections >= 1 && connections <= 1000) || !isDatabaseName(dbName)) {
   process.stderr.write('Usage: npm run bench:fair-use -- [--seconds 1…600] [--connections 1…1000] [--db-name name]\n')
   process.exit(2)
 }
 
 const log = (line = '') => process.stdout.write(`${line}\n`)
-const baseUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
-const quiet = { onnotice: () => {} }
 const INTERVAL_MS = 50
 
 interface CannonResult { requestsPerSecond: number; total: number; non2xx: number; errors: number; p50: number }
@@ -45,12 +43,7 @@ const quantile = (xs: number[], q: number) => {
 }
 
 async function scenario(label: string, env: Record<string, string>): Promise<{ alone: number; flooded: number }> {
-  const admin = postgres(baseUrl, { max: 1, ...quiet })
-  await admin.unsafe(`drop database if exists ${dbName} with (force)`)
-  await admin.unsafe(`create database ${dbName}`)
-  await admin.end()
-  const url = new URL(baseUrl)
-  url.pathname = `/${dbName}`
+  await recreateDatabase(dbName)
   const port = await freePort()
   const origin = `http://127.0.0.1:${port}`
   let app: FastifyInstance | undefined
@@ -58,7 +51,7 @@ async function scenario(label: string, env: Record<string, string>): Promise<{ a
   const floodClient = new Client()
   try {
     app = await buildApp({
-      config: { ...loadConfig({ HOST: '127.0.0.1', PORT: String(port), PUBLIC_URL: origin, LOG_LEVEL: 'silent', ...env }), database: { kind: 'postgres', url: url.toString() } },
+      config: { ...loadConfig({ HOST: '127.0.0.1', PORT: String(port), PUBLIC_URL: origin, LOG_LEVEL: 'silent', ...env }), database: { kind: 'postgres', url: databaseUrl(dbName) } },
       logger: false,
     })
     const a = await bootstrap(app, { workspace: 'noisy', email: 'noisy@growthdesk.bench', project: 'Noisy' })
@@ -85,9 +78,7 @@ async function scenario(label: string, env: Record<string, string>): Promise<{ a
     quietClient.close()
     floodClient.close()
     await app?.close()
-    const end = postgres(baseUrl, { max: 1, ...quiet })
-    await end.unsafe(`drop database if exists ${dbName} with (force)`).catch(() => {})
-    await end.end()
+    await dropDatabases([dbName])
   }
 }
 

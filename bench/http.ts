@@ -38,6 +38,7 @@ import { buildApp } from '../app.ts'
 import { loadConfig } from '../config.ts'
 import { bootstrap } from '../core/admin.ts'
 import { freePort, loadAverage, median, numericOption } from './client-process.ts'
+import { checkDatabaseName, connectToServer, databaseUrl, dropDatabases, recreateDatabase, registerCleanup, serverVersion } from './database.ts'
 
 const SCENARIOS = ['ref', 'bare', 'rest', 'list', 'mcp', 'mcp26', 'mcplist'] as const
 type Key = (typeof SCENARIOS)[number]
@@ -166,17 +167,10 @@ async function main() {
       process.exit(2)
     }
   }
-  const dbName = args['db-name']!
-  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(dbName)) {
-    process.stderr.write(`--db-name must be a lower-case SQL identifier (got ${JSON.stringify(dbName)}).\n`)
-    process.exit(2)
-  }
+  const dbName = checkDatabaseName(args['db-name']!)
 
   const log = (line = '') => process.stdout.write(`${line}\n`)
-  const quiet = { onnotice: () => {} }
-  const baseUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
-  const benchUrl = new URL(baseUrl)
-  benchUrl.pathname = `/${dbName}`
+  const benchUrl = databaseUrl(dbName)
 
   let app: FastifyInstance | undefined
   let reference: Reference | undefined
@@ -194,38 +188,19 @@ async function main() {
       child.send(task)
     })
 
-  let cleaned: Promise<void> | undefined
-  const cleanup = () =>
-    (cleaned ??= (async () => {
-      if (child.connected) child.disconnect()
-      if (child.exitCode === null) child.kill()
-      await reference?.close().catch((err: unknown) => log(`closing the reference: ${String(err)}`))
-      await app?.close().catch((err: unknown) => log(`closing the app: ${String(err)}`))
-      await monitor?.end().catch(() => {})
-      const admin = postgres(baseUrl, { max: 1, ...quiet })
-      try {
-        await admin.unsafe(`drop database if exists ${dbName} with (force)`)
-        log(`Dropped the database ${dbName}.`)
-      } catch (err) {
-        log(`Could not drop the database ${dbName}: ${String(err)}`)
-      } finally {
-        await admin.end().catch(() => {})
-      }
-    })())
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-    process.once(signal, () => {
-      log(`\n${signal}: cleaning up…`)
-      void cleanup().finally(() => process.exit(130))
-    })
-  }
+  const cleanup = registerCleanup(async () => {
+    if (child.connected) child.disconnect()
+    if (child.exitCode === null) child.kill()
+    await reference?.close().catch((err: unknown) => log(`closing the reference: ${String(err)}`))
+    await app?.close().catch((err: unknown) => log(`closing the app: ${String(err)}`))
+    await monitor?.end().catch(() => {})
+    if (await dropDatabases([dbName])) log(`Dropped the database ${dbName}.`)
+  })
 
   let failed = false
   try {
-    const admin = postgres(baseUrl, { max: 1, ...quiet })
-    const [{ version }] = (await admin`select current_setting('server_version') as version`) as unknown as [{ version: string }]
-    await admin.unsafe(`drop database if exists ${dbName} with (force)`)
-    await admin.unsafe(`create database ${dbName}`)
-    await admin.end()
+    const version = await serverVersion()
+    await recreateDatabase(dbName)
 
     // The statements each side sends, recorded only while `counting` (before the load).
     let counting = false
@@ -237,7 +212,7 @@ async function main() {
     app = await buildApp({
       config: {
         ...loadConfig({ HOST: '127.0.0.1', PORT: String(port), PUBLIC_URL: origin, LOG_LEVEL: 'silent', RATE_LIMIT_MAX: '1000000', RATE_LIMIT_CONCURRENCY: '0' }),
-        database: { kind: 'postgres', url: benchUrl.toString(), onQuery: (sql) => counting && sent.app.push(sql) },
+        database: { kind: 'postgres', url: benchUrl, onQuery: (sql) => counting && sent.app.push(sql) },
       },
       logger: false,
     })
@@ -246,9 +221,9 @@ async function main() {
     const boot = await bootstrap(app, { workspace: 'growthdesk bench http', email: 'bench-http@growthdesk.bench', project: 'Bench project' })
     await app.listen({ host: '127.0.0.1', port })
     const refPort = await freePort()
-    reference = await startReference(benchUrl.toString(), refPort, (sql) => counting && sent.ref.push(sql))
+    reference = await startReference(benchUrl, refPort, (sql) => counting && sent.ref.push(sql))
     // Connected to the server's default database, so that its own backend is not counted.
-    monitor = postgres(baseUrl, { max: 1, ...quiet })
+    monitor = connectToServer()
     const postgresCpu = postgresCpuMeter(monitor, dbName)
 
     log(`growthdesk bench:http — PostgreSQL ${version}, ${os.cpus().length} CPUs, Node ${process.version}, load average ${loadAverage()}`)

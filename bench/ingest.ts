@@ -25,6 +25,7 @@ import { loadConfig } from '../config.ts'
 import { bootstrap } from '../core/admin.ts'
 import type { IngestResult } from './client.ts'
 import { Client, loadAverage, median, numericOption } from './client-process.ts'
+import { checkDatabaseName, databaseUrl, dropDatabases, quiet, recreateDatabase, registerCleanup, serverVersion } from './database.ts'
 
 const USAGE = `Usage: npm run bench:ingest -- [options]
 
@@ -61,19 +62,9 @@ const clients = num('clients', args.clients, 1, 64)
 const users = num('users', args.users, 1, 10_000_000)
 const rounds = num('rounds', args.rounds, 1, 20)
 const batchSizes = args.batches!.split(',').map((b) => num('batches', b, 1, 1000))
-const dbName = args['db-name']!
-if (!/^[a-z_][a-z0-9_]{0,62}$/.test(dbName)) {
-  process.stderr.write(`--db-name must be a lower-case SQL identifier (got ${JSON.stringify(dbName)}).\n`)
-  process.exit(2)
-}
+const dbName = checkDatabaseName(args['db-name']!)
 
-const baseUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
-const benchUrl = (() => {
-  const u = new URL(baseUrl)
-  u.pathname = `/${dbName}`
-  return u.toString()
-})()
-const quiet = { onnotice: () => {} }
+const benchUrl = databaseUrl(dbName)
 const log = (line = '') => process.stdout.write(`${line}\n`)
 const fmtInt = (n: number) => Math.round(n).toLocaleString('en-US')
 const SCRATCH = 'bench_copy_scratch'
@@ -154,30 +145,19 @@ let client: Client | undefined
 let sql: Sql | undefined
 let tmpDir: string | undefined
 
-async function cleanup() {
+const cleanup = registerCleanup(async () => {
   client?.close()
   await sql?.end({ timeout: 5 }).catch(() => {})
   await app?.close().catch(() => {})
   if (tmpDir) fs.rmSync(tmpDir, { recursive: true, force: true })
-  if (!args.keep) {
-    const admin = postgres(baseUrl, { max: 1, ...quiet })
-    await admin.unsafe(`drop database if exists ${dbName} with (force)`).catch(() => {})
-    await admin.end()
-  }
-}
+  if (!args.keep) await dropDatabases([dbName])
+})
 
 interface Row { label: string; batch: number; perSecond: number[]; serverMs: number[]; databaseMs: number[]; ratio: number[] }
 
 async function main() {
-  const admin = postgres(baseUrl, { max: 1, ...quiet })
-  try {
-    const [{ version }] = (await admin`select current_setting('server_version') as version`) as unknown as [{ version: string }]
-    log(`growthdesk bench:ingest — PostgreSQL ${version}, ${os.cpus().length} CPUs, Node ${process.version}, commit ${gitHead()}`)
-    await admin.unsafe(`drop database if exists ${dbName} with (force)`)
-    await admin.unsafe(`create database ${dbName}`)
-  } finally {
-    await admin.end()
-  }
+  log(`growthdesk bench:ingest — PostgreSQL ${await serverVersion()}, ${os.cpus().length} CPUs, Node ${process.version}, commit ${gitHead()}`)
+  await recreateDatabase(dbName)
   app = await buildApp({
     config: { ...loadConfig({ HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'warn', RATE_LIMIT_MAX: '1000000', RATE_LIMIT_INGEST_MAX: '1000000', RATE_LIMIT_CONCURRENCY: '0' }), database: { kind: 'postgres', url: benchUrl }, logLevel: 'warn' },
     logger: false,
@@ -296,11 +276,6 @@ function gitHead(): string {
   }
 }
 
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(signal, () => {
-    cleanup().finally(() => process.exit(130))
-  })
-}
 main().then(cleanup, async (err: unknown) => {
   process.stderr.write(`${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`)
   await cleanup()

@@ -27,6 +27,7 @@ import { localDate } from '../core/time.ts'
 import { cpuSnapshot, cpuUsed, type CpuUsed } from './cpu.ts'
 import type { IngestResult, LatencyResult } from './client.ts'
 import { Client, numericOption } from './client-process.ts'
+import { checkDatabaseName, databaseExists, databaseUrl, dropDatabases, quiet, recreateDatabase, registerCleanup, serverVersion } from './database.ts'
 import {
   buildRollup, createIndexes, dropSecondaryIndexes, indexDefinitions, loadEvents, loadOpportunities,
   opportunityCountMismatches, rollupSteps, verifyRollupsByIngestion, type Dataset,
@@ -94,11 +95,8 @@ if (scales.length > 4) {
   process.stderr.write(`--scales takes at most 4 sizes.\n\n${USAGE}`)
   process.exit(2)
 }
-const dbName = args['db-name']!
-if (!/^[a-z_][a-z0-9_]{0,59}$/.test(dbName)) {
-  process.stderr.write(`--db-name must be a lower-case SQL identifier of at most 60 characters (got ${JSON.stringify(dbName)}).\n`)
-  process.exit(2)
-}
+// At most 60 characters: with several sizes, each database's name takes a suffix (_1 … _4).
+const dbName = checkDatabaseName(args['db-name']!, 60)
 const jobs = num('jobs', args.jobs, 1, 16)
 const requests = num('requests', args.requests, 1, 100_000)
 const warmup = num('warmup', args.warmup, 0, 100_000)
@@ -175,19 +173,11 @@ function table(header: string[], rows: string[][]): string {
 
 // ---------------------------------------------------------------------------------------------
 
-const baseUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
 const dbNames = scales.length === 1 ? [dbName] : scales.map((_, i) => `${dbName}_${i + 1}`)
-const urlOf = (name: string) => {
-  const u = new URL(baseUrl)
-  u.pathname = `/${name}`
-  return u.toString()
-}
-const quiet = { onnotice: () => {} }
 
 /** What is open for the size being measured, so that a signal can close it. */
 let open: { app?: FastifyInstance; loadSql?: Sql } = {}
 let client: Client | undefined
-let cleaned: Promise<void> | undefined
 
 async function closeOpen() {
   const { app, loadSql } = open
@@ -196,30 +186,16 @@ async function closeOpen() {
   await app?.close().catch(() => {})
 }
 
-function cleanup(): Promise<void> {
-  return (cleaned ??= (async () => {
-    client?.close()
-    await closeOpen()
-    if (!args.keep) {
-      const admin = postgres(baseUrl, { max: 1, ...quiet })
-      try {
-        for (const name of dbNames) await admin.unsafe(`drop database if exists ${name} with (force)`)
-        log(`Dropped the database${dbNames.length > 1 ? 's' : ''} ${dbNames.join(', ')}.`)
-      } finally {
-        await admin.end()
-      }
-    } else {
-      log(`Kept the database${dbNames.length > 1 ? 's' : ''}: ${dbNames.map(urlOf).join(', ')}`)
-    }
-  })())
-}
-
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(signal, () => {
-    log(`\n${signal}: cleaning up…`)
-    cleanup().finally(() => process.exit(130))
-  })
-}
+const cleanup = registerCleanup(async () => {
+  client?.close()
+  await closeOpen()
+  if (!args.keep) {
+    if (await dropDatabases(dbNames)) log(`Dropped the database${dbNames.length > 1 ? 's' : ''} ${dbNames.join(', ')}.`)
+    else process.exitCode = 1
+  } else {
+    log(`Kept the database${dbNames.length > 1 ? 's' : ''}: ${dbNames.map(databaseUrl).join(', ')}`)
+  }
+})
 
 type Latency = { p50: number; p95: number; p99: number; max: number; cpu: CpuUsed; n: number }
 interface Read {
@@ -245,27 +221,15 @@ interface SizeResult {
 
 async function measureSize(scale: number, name: string, last: boolean): Promise<SizeResult> {
   const size = sizeOf(scale)
-  const benchUrl = urlOf(name)
+  const benchUrl = databaseUrl(name)
   loadSteps.length = 0
-  const admin = postgres(baseUrl, { max: 1, ...quiet })
-  let reuse: boolean
-  try {
-    const exists = (await admin`select 1 from pg_database where datname = ${name}`).length > 0
-    reuse = args.reuse && exists
-    log()
-    log(`=== size: ${fmtInt(size.events)} events, ${fmtInt(size.users)} users, ${size.days} days, ${fmtInt(size.opportunities)} opportunities (scale ${scale})`)
-    log(`database: ${benchUrl}${reuse ? ' (reused)' : ''}`)
-    log()
-    log('Load')
-    if (!reuse) {
-      await step(`drop + create database ${name}`, async () => {
-        await admin.unsafe(`drop database if exists ${name} with (force)`)
-        await admin.unsafe(`create database ${name}`)
-      })
-    }
-  } finally {
-    await admin.end()
-  }
+  const reuse = args.reuse && (await databaseExists(name))
+  log()
+  log(`=== size: ${fmtInt(size.events)} events, ${fmtInt(size.users)} users, ${size.days} days, ${fmtInt(size.opportunities)} opportunities (scale ${scale})`)
+  log(`database: ${benchUrl}${reuse ? ' (reused)' : ''}`)
+  log()
+  log('Load')
+  if (!reuse) await step(`drop + create database ${name}`, () => recreateDatabase(name))
 
   const app = await step('build app (migrations)', () =>
     buildApp({
@@ -473,14 +437,8 @@ async function measureSize(scale: number, name: string, last: boolean): Promise<
 }
 
 async function main() {
-  const admin = postgres(baseUrl, { max: 1, ...quiet })
-  try {
-    const [{ version }] = (await admin`select current_setting('server_version') as version`) as unknown as [{ version: string }]
-    log(`growthdesk bench:metrics — PostgreSQL ${version}, ${os.cpus().length} CPUs, Node ${process.version}`)
-    log(`sizes: ${scales.map((s) => `scale ${s}`).join(', ')}; load average at the start ${loadAverage()}`)
-  } finally {
-    await admin.end()
-  }
+  log(`growthdesk bench:metrics — PostgreSQL ${await serverVersion()}, ${os.cpus().length} CPUs, Node ${process.version}`)
+  log(`sizes: ${scales.map((s) => `scale ${s}`).join(', ')}; load average at the start ${loadAverage()}`)
   client = new Client()
   const results: SizeResult[] = []
   for (const [i, scale] of scales.entries()) results.push(await measureSize(scale, dbNames[i]!, i === scales.length - 1))

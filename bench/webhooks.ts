@@ -32,6 +32,7 @@ import { buildApp } from '../app.ts'
 import { loadConfig } from '../config.ts'
 import { bootstrap } from '../core/admin.ts'
 import { freePort, loadAverage, median, numericOption } from './client-process.ts'
+import { checkDatabaseName, databaseUrl, dropDatabases, quiet, recreateDatabase, registerCleanup, serverVersion } from './database.ts'
 
 const USAGE = `Usage: npm run bench:webhooks -- [options]
 
@@ -138,17 +139,10 @@ async function main() {
   const connections = num('connections', args.connections, 1, 1000)
   const opportunityCount = num('opportunities', args.opportunities, 10, 1_000_000)
   const drainLimit = num('drain', args.drain, 1, 3600)
-  const dbName = args['db-name']!
-  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(dbName)) {
-    process.stderr.write(`--db-name must be a lower-case SQL identifier (got ${JSON.stringify(dbName)}).\n`)
-    process.exit(2)
-  }
+  const dbName = checkDatabaseName(args['db-name']!)
 
   const log = (line = '') => process.stdout.write(`${line}\n`)
-  const quiet = { onnotice: () => {} }
-  const baseUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
-  const benchUrl = new URL(baseUrl)
-  benchUrl.pathname = `/${dbName}`
+  const benchUrl = databaseUrl(dbName)
 
   // The receivers: every delivery's lag and webhook-id; the first one of each is verified.
   const lags: number[] = []
@@ -201,49 +195,34 @@ async function main() {
 
   let server: ReturnType<typeof spawn> | undefined
   let sql: postgres.Sql | undefined
-  let cleaned: Promise<void> | undefined
-  const cleanup = () =>
-    (cleaned ??= (async () => {
-      if (child.connected) child.disconnect()
-      if (child.exitCode === null) child.kill()
-      if (server && server.exitCode === null) {
-        const exited = new Promise((resolve) => server!.once('exit', resolve))
-        server.kill('SIGTERM')
-        await exited
-      }
-      await sql?.end().catch(() => {})
-      for (const rx of receivers) {
-        rx.server.closeAllConnections()
-        rx.server.close()
-      }
-      if (!args.keep) {
-        const admin = postgres(baseUrl, { max: 1, ...quiet })
-        await admin.unsafe(`drop database if exists ${dbName} with (force)`).catch((err: unknown) => log(`Could not drop the database ${dbName}: ${String(err)}`))
-        await admin.end().catch(() => {})
-      }
-    })())
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-    process.once(signal, () => {
-      log(`\n${signal}: cleaning up…`)
-      void cleanup().finally(() => process.exit(130))
-    })
-  }
+  const cleanup = registerCleanup(async () => {
+    if (child.connected) child.disconnect()
+    if (child.exitCode === null) child.kill()
+    if (server && server.exitCode === null) {
+      const exited = new Promise((resolve) => server!.once('exit', resolve))
+      server.kill('SIGTERM')
+      await exited
+    }
+    await sql?.end().catch(() => {})
+    for (const rx of receivers) {
+      rx.server.closeAllConnections()
+      rx.server.close()
+    }
+    if (!args.keep) await dropDatabases([dbName])
+  })
 
   let failed = false
   try {
-    const admin = postgres(baseUrl, { max: 1, ...quiet })
-    const [{ version }] = (await admin`select current_setting('server_version') as version`) as unknown as [{ version: string }]
-    await admin.unsafe(`drop database if exists ${dbName} with (force)`)
-    await admin.unsafe(`create database ${dbName}`)
-    await admin.end()
+    const version = await serverVersion()
+    await recreateDatabase(dbName)
     log(`growthdesk bench:webhooks — PostgreSQL ${version}, ${os.cpus().length} CPUs, Node ${process.version}, ${new Date().toISOString()}, load average ${loadAverage()}`)
-    log(`database: ${benchUrl.toString()}; ${rounds} rounds × ${duration} s per project, ${connections} connections, ${opportunityCount} opportunities per project`)
+    log(`database: ${benchUrl}; ${rounds} rounds × ${duration} s per project, ${connections} connections, ${opportunityCount} opportunities per project`)
 
     // Setup in this process, with the worker off: the projects, the subscriptions, the data.
     const app = await buildApp({
       config: {
         ...loadConfig({ HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'silent' }),
-        database: { kind: 'postgres', url: benchUrl.toString() },
+        database: { kind: 'postgres', url: benchUrl },
         webhooks: { enabled: false, allowPrivateNetworks: true },
       },
       logger: false,
@@ -268,7 +247,7 @@ async function main() {
     } finally {
       await app.close()
     }
-    sql = postgres(benchUrl.toString(), { max: 2, ...quiet })
+    sql = postgres(benchUrl, { max: 2, ...quiet })
     const ids: Record<'none' | 'hooks', string[]> = { none: [], hooks: [] }
     for (const which of ['none', 'hooks'] as const) {
       const rows = await sql<{ id: string }[]>`
@@ -291,7 +270,7 @@ async function main() {
       cwd: root,
       env: {
         ...process.env,
-        DATABASE_URL: benchUrl.toString(),
+        DATABASE_URL: benchUrl,
         HOST: '127.0.0.1',
         PORT: String(port),
         PUBLIC_URL: origin,
