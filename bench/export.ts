@@ -23,7 +23,7 @@ import { loadConfig } from '../config.ts'
 import { bootstrap, createKey } from '../core/admin.ts'
 import { localDate } from '../core/time.ts'
 import { freePort } from './client-process.ts'
-import { databaseUrl, dropDatabases, isDatabaseName, quiet, recreateDatabase } from './database.ts'
+import { databaseUrl, dropDatabases, isDatabaseName, quiet, recreateDatabase, registerCleanup } from './database.ts'
 import { createIndexes, dropSecondaryIndexes, loadOpportunities } from './load.ts'
 
 const { values: args } = parseArgs({
@@ -114,6 +114,15 @@ const server = spawn(process.execPath, ['--max-semi-space-size=4', '--expose-gc'
   env: { ...process.env, DATABASE_URL: benchUrl, HOST: '127.0.0.1', PORT: String(port), PUBLIC_URL: origin, LOG_LEVEL: 'warn', RATE_LIMIT_MAX: '1000000' },
   stdio: ['ignore', 'ignore', 'inherit'],
 })
+// At the end, or on Ctrl-C: the server stopped, the database dropped (unless --keep).
+const cleanup = registerCleanup(async () => {
+  if (server.exitCode === null && server.signalCode === null) {
+    const exited = new Promise((resolve) => server.once('exit', resolve))
+    server.kill('SIGTERM')
+    await exited
+  }
+  if (!args.keep) await dropDatabases([dbName])
+})
 let failed = false
 try {
   for (let i = 0; ; i++) {
@@ -173,8 +182,6 @@ try {
   log(`Server RSS: ${(baseline / MB).toFixed(0)} MB before, at most +${worstGrowth.toFixed(0)} MB during an export (target: constant, under +200 MB)`)
   if (worstGrowth >= 200) failed = true
 } finally {
-  server.kill('SIGTERM')
-  await new Promise((resolve) => server.once('exit', resolve))
-  if (!args.keep) await dropDatabases([dbName])
+  await cleanup()
 }
 process.exit(failed ? 1 : 0)
