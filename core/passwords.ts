@@ -2,8 +2,18 @@
 import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto'
 import { randomBase62 } from '../db/ids.ts'
 
+// scrypt's cost: N = 2^15 with r = 8 (OWASP's recommendation; ~100 ms and 32 MB a hash). A hash
+// carries its parameters, so a stored hash is verified with the cost it was made with.
 const PARAMS = { N: 2 ** 15, r: 8, p: 1 }
 const KEY_LENGTH = 32
+
+/**
+ * For the test suite only: hashes made from now on in this process use this N. Its thousands of
+ * users would otherwise spend minutes of CPU in scrypt; nothing a test checks depends on the cost.
+ */
+export function useCheapPasswordHashesForTests(n = 2 ** 10) {
+  PARAMS.N = n
+}
 
 function derive(password: string, salt: Buffer, options: ScryptOptions): Promise<Buffer> {
   return new Promise((resolve, reject) =>

@@ -336,4 +336,9 @@ t.test('the installed executable bin/growthdesk.js', async (t) => {
   t.equal(stderr, '')
   t.match(stdout, /^[^\n]+\n$/)
   t.match(JSON.parse(stdout), { workspace: { id: /^wsp_/ }, user: { email: 'owner@default-workspace.local' }, keys: KEY })
+  // A process outside the test suite hashes passwords at the production cost (the suite's own are cheap).
+  const app = await buildApp({ config: testConfig(database), logger: false })
+  t.teardown(() => app.close())
+  const owner = (await app.db.select().from(users)).find((u) => u.email === 'owner@default-workspace.local')
+  t.match(owner?.passwordHash, /^scrypt\$32768\$8\$1\$/, 'scrypt with N = 2^15, r = 8, p = 1')
 })

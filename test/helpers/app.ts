@@ -13,6 +13,11 @@ import { openDatabase, pgliteTemplate } from '../../db/client.ts'
 import { templateKey } from '../../db/pglite-template.ts'
 import { bootstrap, createUser, type BootstrapResult } from '../../core/admin.ts'
 import type { Role } from '../../schemas/atoms.ts'
+import { useCheapPasswordHashesForTests } from '../../core/passwords.ts'
+
+// The users the tests create get hashes of a low cost (see core/passwords.ts); the processes
+// they spawn (the CLI, start.js) hash at the production cost.
+useCheapPasswordHashesForTests()
 
 interface Teardown {
   teardown(fn: () => unknown): void
