@@ -1,6 +1,8 @@
 // The web console and the browser half of OAuth: server-rendered pages (Eta, escaping by
 // default), sessions stored in the database, CSRF tokens on every form, rate-limited
-// sign-in and security headers. Encapsulated: none of this touches the JSON APIs.
+// sign-in and security headers. Encapsulated: none of this touches the JSON APIs. The pages
+// themselves are in one file per area (sign-in.ts, projects.ts, keys.ts, board.ts, …), all
+// registered here as this one plugin; what they share is in actions.ts and session.ts.
 import path from 'node:path'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import cookie from '@fastify/cookie'
@@ -10,12 +12,20 @@ import formbody from '@fastify/formbody'
 import helmet from '@fastify/helmet'
 import view from '@fastify/view'
 import { Eta } from 'eta'
-import consolePages from './pages.ts'
 import { timeTag } from './format.ts'
 import { appError } from '../../core/errors.ts'
 import authorizeRoutes from './authorize.ts'
 import consoleAssets from './assets.ts'
-import { SESSION_HOURS, scheduleSessionPurge, sessionStore } from './session.ts'
+import { SESSION_HOURS, requireUser, scheduleSessionPurge, sessionStore } from './session.ts'
+import { signInPages, signOutRoute } from './sign-in.ts'
+import { projectPages } from './projects.ts'
+import { profilePages } from './profile.ts'
+import { apiKeyPages } from './keys.ts'
+import { boardPages } from './board.ts'
+import { metricsPages } from './metrics.ts'
+import { downloadRoutes } from './downloads.ts'
+import { webhookPages } from './webhooks.ts'
+import { workspacePages } from './workspace.ts'
 
 declare module 'fastify' {
   interface FastifyReply {
@@ -110,7 +120,12 @@ export default async function consolePlugin(app: FastifyInstance, options: Conso
   })
 
   await app.register(consoleAssets)
-  await app.register(consolePages, { publicUrl: options.publicUrl })
+  signInPages(app)
+  // Every other page needs a signed-in user: one hook for the whole scope, before any route's own.
+  await app.register(async (signedIn) => {
+    signedIn.addHook('preHandler', requireUser)
+    for (const area of [signOutRoute, projectPages, profilePages, apiKeyPages, boardPages, metricsPages, downloadRoutes, webhookPages, workspacePages]) area(signedIn)
+  })
   // Unknown console addresses get a page in the console's look (the root handler answers JSON
   // for every other path). A 404 handler can only be set per prefix, hence the scope.
   await app.register(async (scope) => {

@@ -23,6 +23,9 @@ declare module 'fastify' {
 
 export const SESSION_HOURS = 12
 
+/** How long a new key or webhook secret waits in the session for the page that shows it (the redirect is followed at once). */
+export const NEW_SECRET_SHOWN_FOR_MS = 60_000
+
 /** How often expired session rows are deleted (they are never read: `get` ignores them). */
 export const PURGE_EVERY_MS = 10 * 60 * 1000
 

@@ -1,6 +1,7 @@
 // Every console page at 390 × 844 (a phone) with data on it: nothing scrolls sideways
-// (document.documentElement.scrollWidth ≤ window.innerWidth), tables become cards, and the
-// Revoke links lie within the screen. With SHOTS_DIR set, each page is also photographed there
+// (document.documentElement.scrollWidth ≤ window.innerWidth), the top bar takes at most two
+// lines with every destination on the screen, tables become cards, and the Revoke links lie
+// within the screen. With SHOTS_DIR set, each page is also photographed there
 // at 390 × 844 and 1280 × 800 (the wide one is held to the same rule).
 import t, { type Test } from 'tap'
 import fs from 'node:fs'
@@ -72,7 +73,31 @@ t.test('every console page fits a phone', { skip }, async (t) => {
       wide: [...document.querySelectorAll('body *')].filter((el) => el.getBoundingClientRect().right > window.innerWidth + 0.5 && !el.closest('.scroll-x')).slice(0, 5).map((el) => `${el.tagName.toLowerCase()}.${el.className}`),
     }))
     t.ok(scrollWidth <= innerWidth, `${name} at ${innerWidth} px: scrollWidth ${scrollWidth} ≤ ${innerWidth}${wide.length ? ` (wider: ${wide.join(', ')})` : ''}`)
+    if (innerWidth === PHONE.width) await topBarFits(t, page, name)
     if (SHOTS) await page.screenshot({ path: path.join(SHOTS, `${name}-${innerWidth}.png`), fullPage: true })
+  }
+
+  /**
+   * On the phone, the top bar of a signed-in page takes at most two lines (it took three), and
+   * every destination in it is still shown, whole, on the screen. Its lines are counted from its
+   * height, one line being the brand's height plus the gap between lines.
+   */
+  const topBarFits = async (t: Test, page: Page, name: string) => {
+    const bar = await page.evaluate(() => {
+      const header = document.querySelector('header.top')
+      if (!header?.querySelector('nav')) return null
+      const style = getComputedStyle(header)
+      const frame = ['padding-top', 'padding-bottom', 'border-top-width', 'border-bottom-width'].reduce((sum, p) => sum + parseFloat(style.getPropertyValue(p)), 0)
+      const content = header.getBoundingClientRect().height - frame
+      const line = header.querySelector('.brand')!.getBoundingClientRect().height
+      const gap = parseFloat(style.rowGap) || 0
+      const offScreen = (r: DOMRect) => r.width === 0 || r.left < 0 || r.right > window.innerWidth + 0.5
+      const hidden = [...header.querySelectorAll('nav a, button')].filter((el) => offScreen(el.getBoundingClientRect())).map((el) => el.textContent!.trim())
+      return { lines: Math.round((content + gap) / (line + gap)), hidden }
+    })
+    if (!bar) return
+    t.ok(bar.lines <= 2, `${name}: the top bar takes ${bar.lines} lines at ${PHONE.width} px (at most 2)`)
+    t.same(bar.hidden, [], `${name}: every link of the top bar and Sign out are shown on the screen`)
   }
 
   /** Opens `address` on the phone (and the desktop, for photographs) and checks it fits. */

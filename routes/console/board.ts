@@ -1,0 +1,131 @@
+// The review board of a project: a Board view (a column per status, each with its total and
+// the first cards) or a List view (full review forms) with the same filters and a text search;
+// reviewing several opportunities at once or one, and one opportunity's review history.
+import type { FastifyInstance } from 'fastify'
+import type { Static } from '@sinclair/typebox'
+import { statuses } from '../../schemas/opportunities.ts'
+import listOpportunities from '../../tools/list-opportunities.ts'
+import reviewOpportunity from '../../tools/review-opportunity.ts'
+import reviewOpportunities from '../../tools/review-opportunities.ts'
+import getReviewHistory from '../../tools/get-review-history.ts'
+import { describe, flash, formPost, projectAccess, run, safeNext, type Form } from './actions.ts'
+
+export function boardPages(app: FastifyInstance) {
+  const form = formPost(app)
+
+  app.get<{ Params: { project: string } }>('/console/projects/:project/opportunities', async (request, reply) => {
+    const query = request.query as Form
+    const view = query.view === 'list' ? 'list' : 'board'
+    const filters = {
+      type: query.type || 'all',
+      date: query.date || 'all',
+      evaluation: query.evaluation || 'all',
+      status: query.status || 'all',
+      page: Number(query.page ?? 1),
+      page_size: Number(query.page_size ?? 20),
+    }
+    const q = query.q?.trim() ?? ''
+    const args = { ...filters, ...(q ? { q } : {}) }
+    const project = await projectAccess(request, request.params.project)
+    let page
+    let columns: { status: string; total: number; items: Static<(typeof listOpportunities)['output']>['items'] }[] = []
+    try {
+      if (view === 'list') page = await run(request, listOpportunities, args, request.params.project)
+      else {
+        // One listing per status with the other filters: each column's count is the API's total.
+        const shown = filters.status === 'all' ? statuses : statuses.filter((s) => s === filters.status)
+        if (shown.length === 0) await run(request, listOpportunities, args, request.params.project) // the bad status, as a 400
+        columns = await Promise.all(
+          shown.map(async (status) => {
+            const { items, total } = await run(request, listOpportunities, { ...args, status, page: 1 }, request.params.project)
+            return { status, total, items }
+          })
+        )
+      }
+    } catch (err) {
+      if ((err as { statusCode?: number }).statusCode === 400) {
+        reply.code(400)
+        return reply.page('error', { title: 'Bad filter', heading: 'Those filters do not work', message: describe(err) })
+      }
+      throw err
+    }
+    const types = await app.repos.opportunities.types(project!.id)
+    // A type filter that names no type of the project is still offered, so the choice shows it.
+    if (filters.type !== 'all' && !types.includes(filters.type)) types.push(filters.type)
+    const state = { ...Object.fromEntries(Object.entries(filters).map(([k, v]) => [k, String(v)])), ...(q ? { q } : {}), view }
+    const link = (change: Record<string, string>) => `?${new URLSearchParams({ ...state, ...change }).toString()}`
+    return reply.page('board', {
+      title: `Review board · ${project!.name}`,
+      project,
+      filters,
+      q,
+      view,
+      types,
+      statuses,
+      page,
+      columns,
+      back: request.url,
+      link,
+      pageUrl: (p: number) => link({ page: String(p) }),
+      // The same filters, every page: the whole listing as CSV.
+      csvUrl: `/console/projects/${encodeURIComponent(project!.slug)}/opportunities.csv?${new URLSearchParams({
+        type: filters.type, date: filters.date, evaluation: filters.evaluation, status: filters.status, ...(q ? { q } : {}),
+      }).toString()}`,
+    })
+  })
+
+  // Several opportunities at once: one review_opportunities call, all or nothing.
+  app.post<{ Params: { project: string } }>('/console/projects/:project/opportunities/bulk-review', form, async (request, reply) => {
+    const body = request.body as Record<string, string | string[] | undefined>
+    const back = safeNext(typeof body.back === 'string' ? body.back : undefined, `/console/projects/${encodeURIComponent(request.params.project)}/opportunities`)
+    const ids = [body.event_ids ?? []].flat().filter((id) => id !== '')
+    const args: Record<string, unknown> = { event_ids: [...new Set(ids)] }
+    // "keep" (or nothing) leaves a field alone; "none" clears the evaluation.
+    if (typeof body.status === 'string' && body.status !== '' && body.status !== 'keep') args.status = body.status
+    if (typeof body.evaluation === 'string' && body.evaluation !== '' && body.evaluation !== 'keep') args.evaluation = body.evaluation === 'none' ? '' : body.evaluation
+    if (ids.length === 0) flash(request, 'error', 'Select at least one opportunity first.')
+    else if (args.status === undefined && args.evaluation === undefined) flash(request, 'error', 'Choose a status or an evaluation to apply.')
+    else {
+      try {
+        const { items } = await run(request, reviewOpportunities, args, request.params.project)
+        flash(request, 'ok', `${items.length} ${items.length === 1 ? 'opportunity' : 'opportunities'} changed.`)
+      } catch (err) {
+        const status = (err as { statusCode?: number }).statusCode
+        if (status !== 400 && status !== 404) throw err
+        flash(request, 'error', `Nothing changed: ${describe(err)}`)
+      }
+    }
+    return reply.redirect(back, 303)
+  })
+
+  app.post<{ Params: { project: string; id: string } }>('/console/projects/:project/opportunities/:id/review', form, async (request, reply) => {
+    const body = request.body as Form
+    // The form carries every field; send only the ones the reviewer changed, as an API client would.
+    const args: Record<string, string> = { event_id: request.params.id }
+    // Browsers submit every newline of a form (the textarea and the hidden orig_note alike) as CRLF.
+    const lf = (v: string | undefined) => v?.replace(/\r\n/g, '\n')
+    for (const field of ['evaluation', 'status', 'note'] as const) {
+      const value = field === 'note' ? lf(body.note) : body[field]
+      const orig = field === 'note' ? lf(body.orig_note) : body[`orig_${field}`]
+      if (value !== undefined && value !== orig) args[field] = value
+    }
+    try {
+      if (Object.keys(args).length === 1) flash(request, 'ok', 'Nothing changed.')
+      else {
+        await run(request, reviewOpportunity, args, request.params.project)
+        flash(request, 'ok', 'Review saved.')
+      }
+    } catch (err) {
+      if ((err as { statusCode?: number }).statusCode !== 400) throw err
+      flash(request, 'error', `Not saved: ${describe(err)}`)
+    }
+    const back = safeNext(body.back, `/console/projects/${encodeURIComponent(request.params.project)}/opportunities`)
+    return reply.redirect(`${back}#${encodeURIComponent(request.params.id)}`)
+  })
+
+  app.get<{ Params: { project: string; id: string } }>('/console/projects/:project/opportunities/:id/history', async (request, reply) => {
+    const history = await run(request, getReviewHistory, { event_id: request.params.id }, request.params.project)
+    const project = await projectAccess(request, request.params.project)
+    return reply.page('history', { title: 'Review history', project, history })
+  })
+}
