@@ -1,4 +1,4 @@
-// Every console page at 390 × 844 (a phone) with data on it: nothing scrolls sideways
+// Every console page at 390 × 844 (a phone) and 800 × 1000 (a tablet) with data on it: nothing scrolls sideways
 // (document.documentElement.scrollWidth ≤ window.innerWidth), the top bar takes at most two
 // lines with every destination on the screen, tables become cards, and the Revoke links lie
 // within the screen. With SHOTS_DIR set, each page is also photographed there
@@ -16,6 +16,8 @@ const skip = browserSkip(t)
 const SHOTS = process.env.SHOTS_DIR
 const PHONE = { width: 390, height: 844 }
 const DESKTOP = { width: 1280, height: 800 }
+// Between the two: where the phone's cards are off and a wide table can still overflow.
+const TABLET = { width: 800, height: 1000 }
 
 // Long words that do not wrap by themselves: a page must still fit.
 const LONG = 'a-very-long-name-without-any-space-at-all-that-keeps-going-and-going-for-eighty-chars'
@@ -59,6 +61,7 @@ t.test('every console page fits a phone', { skip }, async (t) => {
 
   const browser = await launchChromium(t)
   const phone = await context(browser, PHONE)
+  const tablet = await context(browser, TABLET)
   const desktop = SHOTS ? await context(browser, DESKTOP) : undefined
   if (SHOTS) fs.mkdirSync(SHOTS, { recursive: true })
   const errors: string[] = []
@@ -105,6 +108,8 @@ t.test('every console page fits a phone', { skip }, async (t) => {
     const res = await phone.goto(`${url}${address}`)
     t.equal(res!.status(), status, `${name}: ${status}`)
     await fits(t, phone, name)
+    await tablet.goto(`${url}${address}`)
+    await fits(t, tablet, name)
     if (desktop) {
       await desktop.goto(`${url}${address}`)
       await fits(t, desktop, name)
@@ -116,7 +121,7 @@ t.test('every console page fits a phone', { skip }, async (t) => {
   })
 
   await t.test('signed in: every page', async (t) => {
-    for (const page of [phone, desktop]) {
+    for (const page of [phone, tablet, desktop]) {
       if (!page) continue
       await page.goto(`${url}/console/login`)
       await submitSignIn(page, ws.user.email, ws.user.password)
