@@ -100,7 +100,11 @@ export async function seedProject(
   // A few hundred users: some sign up each day, and the signed-up ones come back now and then.
   const batch: { uuid: string; event: string; distinct_id: string; timestamp: string; properties: Record<string, unknown> }[] = []
   let users = 120
-  const at = (day: string, n: number) => new Date(`${day}T${String(8 + (n % 12)).padStart(2, '0')}:${String(n % 60).padStart(2, '0')}:00Z`)
+  // Office hours of each day; today's only as far as now (a demo has no events from the future).
+  const at = (day: string, n: number) => {
+    const time = new Date(`${day}T${String(8 + (n % 12)).padStart(2, '0')}:${String(n % 60).padStart(2, '0')}:00Z`)
+    return time.getTime() <= now.getTime() ? time : new Date(now.getTime() - ((n % 50) + 1) * 60_000)
+  }
   for (let d = 29; d >= 0; d--) {
     const day = addDays(today, -d)
     const signups = 5 + Math.floor(random() * 12)

@@ -2,12 +2,12 @@
 // type's pool, none repeated more than twice, a spread of statuses with fitting evaluations and
 // notes), it reports progress a line per phase, and a second run adds nothing.
 import t from 'tap'
-import { eq, inArray } from '../../db/orm.ts'
-import { opportunities, reviewHistory } from '../../db/schema.ts'
+import { eq, inArray, sql } from '../../db/orm.ts'
+import { events, opportunities, reviewHistory } from '../../db/schema.ts'
 import { DEMO_POOLS, DEMO_TYPES, REVIEW_NOTES, demoOpportunities } from '../../bin/demo-data.ts'
 import { DEMO_OPPORTUNITIES, seedProject } from '../../bin/seed-demo.ts'
 import { main } from '../../bin/cli.ts'
-import { buildTestApp, seedWorkspace } from '../helpers/app.ts'
+import { buildTestApp, fixedClock, seedWorkspace } from '../helpers/app.ts'
 
 const MAX_REPEATS = 2
 
@@ -51,7 +51,9 @@ t.test('demo opportunities fit their types and vary', async (t) => {
 })
 
 t.test('seedProject: the data lands, with review history and progress a line per phase; a re-run adds nothing', async (t) => {
-  const app = await buildTestApp(t)
+  // Early in the day: most of today's office hours are still to come.
+  const clock = fixedClock('2026-03-10T02:00:00.000Z')
+  const app = await buildTestApp(t, { now: clock })
   const ws = await seedWorkspace(app)
   const project = { id: ws.project.id, slug: ws.project.slug, timezone: 'UTC' }
   const lines: string[] = []
@@ -75,6 +77,9 @@ t.test('seedProject: the data lands, with review history and progress a line per
   const history = await app.db.select().from(reviewHistory).where(inArray(reviewHistory.opportunityId, rows.map((r) => r.id)))
   t.ok(history.length > first.reviewed, `${history.length} history entries: several steps for some`)
   t.ok(rows.filter((r) => r.status !== 'pending').every((r) => r.reviewNote !== ''), 'every reviewed one has a note')
+
+  const [latest] = await app.db.select({ at: sql<string>`max(${events.occurredAt})::text` }).from(events).where(eq(events.projectId, project.id))
+  t.ok(new Date(latest!.at).getTime() <= clock().getTime(), `no event after now (the latest: ${latest!.at})`)
 
   const again = await seedProject(app, project, ws.user.id)
   t.match(again, { opportunities: 0, reviewed: 0, memories: 0, events: 0 }, 'a re-run adds nothing')
