@@ -138,6 +138,12 @@ t.test('search_signals', async (t) => {
     t.same(ids(await search({ query: '"last webinar"' })), [oppThree])
     let r = await search({ query: 'webinar -march' })
     t.same(ids(r).sort(), [memMany, oppThree, oppOnce].sort())
+    // An exclusion filters, and the rest still ranks: as `webinar` alone ranks the same hits.
+    const alone = await search({ query: 'webinar' })
+    const rankOf = (res: typeof r, id: string) => res.results.find((h) => h.id === id)?.rank
+    for (const id of [memMany, oppThree, oppOnce]) t.equal(rankOf(r, id), rankOf(alone, id), `${id}: ranked as without the exclusion`)
+    t.ok(r.results.every((h) => h.rank > 0), 'no hit ranks 0')
+    t.same(ids(r), [memMany, oppThree, oppOnce], 'most matches first')
     r = await search({ query: 'webinar -march -newsletter -acme' })
     t.same(ids(r), [memMany])
     r = await search({ query: 'podcast or newsletter' })
