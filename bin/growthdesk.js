@@ -4,5 +4,13 @@
 // the modules already stripped and compiled.
 import module from 'node:module'
 module.enableCompileCache?.()
+// A reader that stops early (`growthdesk tools --json | head`) closes the pipe: that ends the
+// output, it is not an error worth a stack trace.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (err) => {
+    if (err.code !== 'EPIPE') throw err
+    process.exit(process.exitCode ?? 0)
+  })
+}
 const { main } = await import('./cli.ts')
 process.exitCode = await main(process.argv.slice(2))

@@ -320,6 +320,16 @@ t.test('an embedded database held by another process is refused with the way out
   t.equal(fs.readFileSync(lockFile, 'utf8'), String(holder.pid), "the other process's lock is left alone")
 })
 
+t.test('the executable, its output piped to a reader that has gone: no stack trace', async (t) => {
+  const child = spawn(BIN, ['help'], { env: { PATH: process.env.PATH }, stdio: ['ignore', 'pipe', 'pipe'] })
+  child.stdout.destroy() // as `| head -c 1` does once it has read enough (here before anything is written)
+  let stderr = ''
+  child.stderr.on('data', (chunk) => (stderr += chunk))
+  const [code] = await once(child, 'exit')
+  t.equal(stderr, '', 'nothing on stderr')
+  t.equal(code, 0)
+})
+
 t.test('the installed executable bin/growthdesk.js', async (t) => {
   t.ok(fs.statSync(BIN).mode & 0o111, 'is executable')
   // A bare environment and another working directory: the launcher runs its TypeScript with Node alone.
