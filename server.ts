@@ -36,6 +36,25 @@ try {
 }
 const appBuilt = performance.now()
 
+closeWithGrace({ delay: 10_000 }, async ({ signal, err }) => {
+  if (err) app.log.error({ err }, 'shutting down after an error')
+  else app.log.info({ signal }, 'shutting down')
+  await app.close()
+})
+
+// Listening before a first start creates anything: a port in use must not cost the only copy of
+// the owner's password and keys (printed once below, for a database the failed start would
+// have left no longer empty).
+try {
+  await app.listen({ host: config.host, port: config.port })
+} catch (err) {
+  await app.close()
+  const code = (err as NodeJS.ErrnoException).code
+  fail(code === 'EADDRINUSE'
+    ? `Port ${config.port} on ${config.host} is in use by another process: stop it, or set PORT to a free port.`
+    : `Could not listen on ${config.host}:${config.port}: ${(err as Error).message}`)
+}
+
 if ((await app.repos.workspaces.count()) === 0) {
   const first = await bootstrap(app)
   // Printed once, to the terminal, never through the logger: these are the only copies.
@@ -47,20 +66,6 @@ if ((await app.repos.workspaces.count()) === 0) {
       '',
     ].join('\n') + '\n'
   )
-}
-
-closeWithGrace({ delay: 10_000 }, async ({ signal, err }) => {
-  if (err) app.log.error({ err }, 'shutting down after an error')
-  else app.log.info({ signal }, 'shutting down')
-  await app.close()
-})
-
-try {
-  await app.listen({ host: config.host, port: config.port })
-} catch (err) {
-  app.log.error({ err }, 'could not listen')
-  await app.close()
-  process.exit(1)
 }
 
 // Where the start went, in milliseconds since the process began (bench/start.ts reads this line).
