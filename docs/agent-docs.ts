@@ -92,7 +92,9 @@ means a service key was sent there.
 ## First calls, one per key kind
 
 Replace \`my-project\` with your project's slug or id (\`prj_…\`); \`list_projects\` (or the
-console) shows them.
+console) shows them, and a new installation's first project is \`demo-project\`. Put your key
+in the variable each example reads first, e.g. \`export GROWTHDESK_MCP_KEY=gdm_…\` (likewise
+\`SERVICE_API_KEY\` for \`gds_\`, as the CLI reads it, and \`GROWTHDESK_INGEST_KEY\` for \`gdi_\`).
 
 ### MCP API key (\`gdm_\`): the project-side API
 
