@@ -21,6 +21,11 @@ export function exactUtc(iso: string): string {
 
 const escapeHtml = (text: string) => text.replace(/[<>&"']/g, (c) => `&#${c.charCodeAt(0)};`)
 
+/** Text escaped, with a line-break opportunity after each `_` (`potential_<wbr>user_<wbr>…`), for names in narrow columns. */
+export function breakable(text: string): string {
+  return escapeHtml(text).replace(/_/g, '_<wbr>')
+}
+
 /**
  * `<time datetime="ISO" title="exact UTC">relative</time>`, or `empty` (escaped) for no time.
  * Anything that is not a time is shown as given, escaped.

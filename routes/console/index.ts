@@ -12,7 +12,7 @@ import formbody from '@fastify/formbody'
 import helmet from '@fastify/helmet'
 import view from '@fastify/view'
 import { Eta } from 'eta'
-import { timeTag } from './format.ts'
+import { breakable, timeTag } from './format.ts'
 import { appError } from '../../core/errors.ts'
 import authorizeRoutes from './authorize.ts'
 import consoleAssets from './assets.ts'
@@ -91,7 +91,8 @@ export default async function consolePlugin(app: FastifyInstance, options: Conso
     this.header('cache-control', 'no-store')
     // `time(iso)` in a view: a <time> with the relative time and the exact one on hover (format.ts).
     const time = (iso: string | Date | null | undefined, empty?: string) => timeTag(iso, app.now(), empty)
-    return this.type('text/html; charset=utf-8').view(template, { title: 'growthdesk', user, flash, csrf: await this.generateCsrf(), time, ...data })
+    // `breakable(name)`: escaped, and may wrap after its underscores.
+    return this.type('text/html; charset=utf-8').view(template, { title: 'growthdesk', user, flash, csrf: await this.generateCsrf(), time, breakable, ...data })
   })
 
   // Console failures are pages, not JSON.

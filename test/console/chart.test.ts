@@ -2,7 +2,7 @@
 // time on hover, and changes as ▲/▼ percentages.
 import t from 'tap'
 import { lineChart, niceTicks, sparkline } from '../../routes/console/chart.ts'
-import { changeBadge, relativeTime, timeTag } from '../../routes/console/format.ts'
+import { breakable, changeBadge, relativeTime, timeTag } from '../../routes/console/format.ts'
 
 t.test('niceTicks: round steps from 0 up to at least the maximum', async (t) => {
   t.same(niceTicks(116), [0, 50, 100, 150], 'never 0/39/77/116')
@@ -51,4 +51,9 @@ t.test('changes as ▲/▼ percentages, neutral without a previous period', asyn
   t.same(changeBadge(-0.125), { className: 'down', text: '▼ 12.5 %', label: 'down 12.5 %' })
   t.equal(changeBadge(null).className, 'neutral')
   t.equal(changeBadge(0).text, '± 0 %')
+})
+
+t.test('breakable: escaped, and may wrap after an underscore', async (t) => {
+  t.equal(breakable('potential_user_opportunity'), 'potential_<wbr>user_<wbr>opportunity')
+  t.equal(breakable('<b>_&'), '&#60;b&#62;_<wbr>&#38;', 'the text is escaped before the breaks go in')
 })
