@@ -7,6 +7,7 @@ import type { FastifyInstance } from 'fastify'
 import type { Operation, Surface } from '../core/operations.ts'
 import { ErrorResponse, ProjectRef, StringEnum } from '../schemas/atoms.ts'
 import { wantsCsv } from '../core/csv.ts'
+import { appError } from '../core/errors.ts'
 import { sendCsv, type CsvExport } from './exports.ts'
 
 export interface OperationRoute {
@@ -95,6 +96,13 @@ export function operationRoute(app: FastifyInstance, group: RouteGroup, route: O
           // page_size, which the export has not: sent, they are refused as unknown arguments).
           const sent = new Set(new URLSearchParams(request.url.split('?')[1] ?? '').keys())
           const csvArgs = Object.fromEntries(Object.entries(all).filter(([name]) => sent.has(name) || argumentNames.includes(name)))
+          // The listing's paging arguments, sent with a CSV export (which has every row): named as such.
+          const exportArguments = route.csv.op.input.properties as Record<string, TSchema>
+          const paging = Object.keys(csvArgs).filter((name) => properties[name] && !exportArguments[name] && !argumentNames.includes(name))
+          if (paging.length > 0) {
+            throw appError('InvalidArguments', `${paging.map((n) => `\`${n}\``).join(', ')}: a CSV export has every matching row, without pages.`,
+              paging.map((path) => ({ path, message: 'does not apply to a CSV export (it has no pages)' })))
+          }
           // The checks and the errors happen here, before any CSV is written.
           const result = await app.registry.invoke(route.csv.op, csvArgs, call)
           return sendCsv(reply, route.csv, result)

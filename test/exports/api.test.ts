@@ -216,6 +216,12 @@ t.test('opportunity and metrics exports', async (t) => {
     }
   })
 
+  t.test('a paging argument with CSV is named as such', async (t) => {
+    const res = await get(`${base(project)}/opportunities?format=csv&page=2&page_size=5`, {})
+    t.equal(res.statusCode, 400)
+    t.match(res.json(), { error: { code: 'invalid_arguments', message: '`page`, `page_size`: a CSV export has every matching row, without pages.', details: [{ path: 'page', message: 'does not apply to a CSV export (it has no pages)' }, { path: 'page_size' }] } })
+  })
+
   t.test('access: the same checks as the JSON route', async (t) => {
     const viewer = await addMember(app, project, 'viewer')
     const other = await seedWorkspace(app)
