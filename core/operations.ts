@@ -248,7 +248,8 @@ export class Registry {
     if (!ref) {
       throw invalidArguments(
         [{ path: 'project', message: 'is required: send `project` (id or slug) or the X-Service-Project header' }],
-        `The tool '${op.name}' needs a project: send \`project\` (id or slug) in the arguments or the X-Service-Project header.`
+        // An operation that is not a tool (recording events) is not named: a caller never sees that name.
+        `${op.tool === false ? 'This call' : `The tool '${op.name}'`} needs a project: send \`project\` (id or slug) in the arguments or the X-Service-Project header.`
       )
     }
     const project = await this.deps.repos.projects.access(call.principal, ref)

@@ -50,6 +50,7 @@ t.test('event ingestion', async (t) => {
     t.equal(res.statusCode, 400)
     t.equal(res.json().error.code, 'invalid_arguments')
     t.same(res.json().error.details.map((d: { path: string }) => d.path), ['project'])
+    t.match(res.json().error.message, /^This call needs a project/, 'no internal operation name in the message')
     res = await post([ev('signup', 'eve')], bearer(ws.keys.service), { project: 'prj_doesnotexist' })
     t.equal(res.statusCode, 404)
     t.equal(res.json().error.code, 'not_found')
