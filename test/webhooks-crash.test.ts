@@ -51,7 +51,8 @@ function startServer(env: NodeJS.ProcessEnv) {
     async url(deadline: number): Promise<string> {
       return until('the server to listen', () => {
         if (child.exitCode !== null) throw new Error(`the server exited (${child.exitCode}): ${err}${out}`)
-        return /"msg":"Server listening at (http:\/\/[^"]+)"/.exec(out)?.[1]
+        // "ready in …" comes after the first start's banner (printed once the port is taken).
+        return /"msg":"ready in /.test(out) ? /"msg":"Server listening at (http:\/\/[^"]+)"/.exec(out)?.[1] : undefined
       }, deadline)
     },
   }
