@@ -1,14 +1,14 @@
-// The load-generating side of the benchmark, forked by bench/metrics.ts into a process of its
-// own so that the server's event loop does only server work. It answers one task per message.
+// The load-generating side of the benches, forked by bench/client-process.ts into a process of
+// its own so that the server's event loop does only server work. It answers one task per message.
 import fs from 'node:fs'
 import http from 'node:http'
 import { randomUUID } from 'node:crypto'
 import { performance } from 'node:perf_hooks'
-import autocannon from 'autocannon'
+import autocannon, { type Options as AutocannonOptions } from 'autocannon'
 
 export type ClientTask =
   | { kind: 'latency'; url: string; headers: Record<string, string>; warmup: number; requests: number; /** pause between requests */ intervalMs?: number }
-  | { kind: 'autocannon'; url: string; headers: Record<string, string>; connections: number; seconds: number }
+  | CannonTask
   | {
     kind: 'ingest'
     url: string
@@ -23,6 +23,39 @@ export type ClientTask =
     /** Post these bodies (a file of JSON lines, one request body each) instead of generating them. */
     bodiesFile?: string
   }
+
+/** `connections` connections sending requests for `seconds` seconds, under autocannon. */
+export interface CannonTask {
+  kind: 'autocannon'
+  url: string
+  /** GET unless told. */
+  method?: 'GET' | 'POST'
+  headers: Record<string, string>
+  /** The same body for every request. */
+  body?: string
+  /**
+   * Or a JSON body built per request, so that the requests do not all touch the same rows: the
+   * `fixed` fields, then each `random` field one of its values at random, then each `cycle`
+   * field its values in turn.
+   */
+  bodies?: { fixed: Record<string, unknown>; random: Record<string, readonly unknown[]>; cycle: Record<string, readonly unknown[]> }
+  connections: number
+  seconds: number
+}
+
+export interface CannonResult {
+  requestsPerSecond: number
+  total: number
+  /** Responses with a 2xx status. */
+  ok: number
+  p50: number
+  p90: number
+  p99: number
+  max: number
+  errors: number
+  timeouts: number
+  non2xx: number
+}
 
 export interface LatencyResult {
   samples: number[]
@@ -84,11 +117,26 @@ async function latency(task: Extract<ClientTask, { kind: 'latency' }>): Promise<
   return { samples, lastBody }
 }
 
-async function cannon(task: Extract<ClientTask, { kind: 'autocannon' }>) {
-  const r = await autocannon({ url: task.url, headers: task.headers, connections: task.connections, duration: task.seconds })
+async function cannon(task: CannonTask): Promise<CannonResult> {
+  const options: AutocannonOptions = { url: task.url, method: task.method ?? 'GET', headers: task.headers, body: task.body, connections: task.connections, duration: task.seconds }
+  if (task.bodies) {
+    const { fixed, random, cycle } = task.bodies
+    let n = 0
+    options.requests = [{
+      setupRequest: (req) => {
+        const body: Record<string, unknown> = { ...fixed }
+        for (const [field, values] of Object.entries(random)) body[field] = values[Math.floor(Math.random() * values.length)]
+        for (const [field, values] of Object.entries(cycle)) body[field] = values[n % values.length]
+        n++
+        return { ...req, body: JSON.stringify(body) }
+      },
+    }]
+  }
+  const r = await autocannon(options)
   return {
     requestsPerSecond: r.requests.average,
     total: r.requests.total ?? 0,
+    ok: r['2xx'],
     p50: r.latency.p50,
     p90: r.latency.p90,
     p99: r.latency.p99,

@@ -14,7 +14,7 @@ import type { FastifyInstance } from 'fastify'
 import { buildApp } from '../app.ts'
 import { loadConfig } from '../config.ts'
 import { bootstrap } from '../core/admin.ts'
-import type { LatencyResult } from './client.ts'
+import type { CannonResult, LatencyResult } from './client.ts'
 import { Client, freePort, loadAverage } from './client-process.ts'
 import { databaseUrl, dropDatabases, isDatabaseName, recreateDatabase } from './database.ts'
 
@@ -36,7 +36,6 @@ if (!(seconds >= 1 && seconds <= 600) || !(connections >= 1 && connections <= 10
 const log = (line = '') => process.stdout.write(`${line}\n`)
 const INTERVAL_MS = 50
 
-interface CannonResult { requestsPerSecond: number; total: number; non2xx: number; errors: number; p50: number }
 const quantile = (xs: number[], q: number) => {
   const s = [...xs].sort((a, b) => a - b)
   return s[Math.min(s.length - 1, Math.floor(q * s.length))] ?? NaN

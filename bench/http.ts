@@ -23,7 +23,7 @@
 // that a ratio compares routes measured side by side on a machine whose load drifts;
 // `--profile <prefix>` writes a CPU profile of the server per scenario and prints where its time
 // goes. The database is dropped at the end; the exit code is 1 when a target is missed.
-import { execFileSync, fork } from 'node:child_process'
+import { execFileSync } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { parseArgs } from 'node:util'
 import { isDeepStrictEqual } from 'node:util'
@@ -33,11 +33,11 @@ import { Session } from 'node:inspector/promises'
 import os from 'node:os'
 import postgres from 'postgres'
 import Fastify, { type FastifyInstance } from 'fastify'
-import autocannon from 'autocannon'
 import { buildApp } from '../app.ts'
 import { loadConfig } from '../config.ts'
 import { bootstrap } from '../core/admin.ts'
-import { freePort, loadAverage, median, numericOption } from './client-process.ts'
+import { Client, freePort, loadAverage, median, numericOption } from './client-process.ts'
+import type { CannonResult, CannonTask } from './client.ts'
 import { checkDatabaseName, connectToServer, databaseUrl, dropDatabases, recreateDatabase, registerCleanup, serverVersion } from './database.ts'
 
 const SCENARIOS = ['ref', 'bare', 'rest', 'list', 'mcp', 'mcp26', 'mcplist'] as const
@@ -73,56 +73,7 @@ const USAGE = `Usage: npm run bench:http -- [options]
                        read from /proc: it shows as n/a when the server runs on another machine
 `
 
-// ---------------------------------------------------------------------------------------------
-// The load-generating child: one autocannon run per message.
-
-interface CannonTask {
-  url: string
-  method: 'GET' | 'POST'
-  headers: Record<string, string>
-  body?: string
-  connections: number
-  duration: number
-}
-interface CannonResult {
-  requestsPerSecond: number
-  total: number
-  p50: number
-  p99: number
-  max: number
-  non2xx: number
-  errors: number
-  timeouts: number
-}
-type Reply = { ok: true; result: CannonResult } | { ok: false; error: string }
-
-if (process.argv.includes('--load-client')) {
-  process.on('message', (task: CannonTask) => {
-    autocannon({ url: task.url, method: task.method, headers: task.headers, body: task.body, connections: task.connections, duration: task.duration }).then(
-      (r) =>
-        process.send!({
-          ok: true,
-          result: {
-            requestsPerSecond: r.requests.average,
-            total: r.requests.total ?? 0,
-            p50: r.latency.p50,
-            p99: r.latency.p99,
-            max: r.latency.max,
-            non2xx: r.non2xx,
-            errors: r.errors,
-            timeouts: r.timeouts,
-          },
-        } satisfies Reply),
-      (err: unknown) => process.send!({ ok: false, error: err instanceof Error ? (err.stack ?? err.message) : String(err) } satisfies Reply)
-    )
-  })
-  process.on('disconnect', () => process.exit(0))
-} else {
-  await main()
-}
-
-// ---------------------------------------------------------------------------------------------
-// The server side.
+await main()
 
 async function main() {
   const { values: args } = parseArgs({
@@ -175,22 +126,11 @@ async function main() {
   let app: FastifyInstance | undefined
   let reference: Reference | undefined
   let monitor: postgres.Sql | undefined
-  const child = fork(new URL(import.meta.url).pathname, ['--load-client'], { execArgv: process.execArgv, stdio: 'inherit' })
-  const cannon = (task: CannonTask) =>
-    new Promise<CannonResult>((resolve, reject) => {
-      const onExit = (code: number | null) => reject(new Error(`the load client exited (${code})`))
-      child.once('exit', onExit)
-      child.once('message', (reply: Reply) => {
-        child.off('exit', onExit)
-        if (reply.ok) resolve(reply.result)
-        else reject(new Error(`load client: ${reply.error}`))
-      })
-      child.send(task)
-    })
+  const client = new Client()
+  const cannon = (task: Omit<CannonTask, 'kind'>) => client.run<CannonResult>({ kind: 'autocannon', ...task })
 
   const cleanup = registerCleanup(async () => {
-    if (child.connected) child.disconnect()
-    if (child.exitCode === null) child.kill()
+    client.close()
     await reference?.close().catch((err: unknown) => log(`closing the reference: ${String(err)}`))
     await app?.close().catch((err: unknown) => log(`closing the app: ${String(err)}`))
     await monitor?.end().catch(() => {})
@@ -291,7 +231,7 @@ async function main() {
     interface Scenario {
       key: Key
       label: string
-      task: Omit<CannonTask, 'connections' | 'duration'>
+      task: Omit<CannonTask, 'kind' | 'connections' | 'seconds'>
     }
     const scenarios: Scenario[] = [
       {
@@ -383,13 +323,13 @@ async function main() {
       // warm-up) or always follows the same one.
       const order = chosen.map((_, i) => chosen[(i + round - 1) % chosen.length]!)
       for (const s of order) {
-        const task = { ...s.task, connections } as CannonTask
-        if (warmup > 0 && round === 1) await cannon({ ...task, duration: warmup })
+        const task = { ...s.task, connections }
+        if (warmup > 0 && round === 1) await cannon({ ...task, seconds: warmup })
         const profiling = profilePrefix !== undefined && round === 1 ? await startProfile() : undefined
         // The server's own CPU time per request: steadier than requests/s on a shared machine.
         const pgBefore = await postgresCpu.read()
         const cpuBefore = process.cpuUsage()
-        const r = await cannon({ ...task, duration })
+        const r = await cannon({ ...task, seconds: duration })
         const cpu = process.cpuUsage(cpuBefore)
         const pgUsed = postgresCpu.since(pgBefore, await postgresCpu.read())
         const requests = Math.max(1, r.total)
@@ -486,7 +426,7 @@ async function main() {
       while (left > 0) {
         const s = scenario(slice++ % 2 === 0 ? 'mcp26' : 'mcp')
         const d = Math.min(10, left)
-        const r = await cannon({ ...s.task, connections, duration: d })
+        const r = await cannon({ ...s.task, connections, seconds: d })
         total += r.total
         bad += r.non2xx + r.errors
         left -= d

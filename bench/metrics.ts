@@ -25,7 +25,7 @@ import { loadConfig } from '../config.ts'
 import { bootstrap, createKey } from '../core/admin.ts'
 import { localDate } from '../core/time.ts'
 import { cpuSnapshot, cpuUsed, type CpuUsed } from './cpu.ts'
-import type { IngestResult, LatencyResult } from './client.ts'
+import type { CannonResult, IngestResult, LatencyResult } from './client.ts'
 import { Client, numericOption } from './client-process.ts'
 import { checkDatabaseName, databaseExists, databaseUrl, dropDatabases, quiet, recreateDatabase, registerCleanup, serverVersion } from './database.ts'
 import {
@@ -348,9 +348,7 @@ async function measureSize(scale: number, name: string, last: boolean): Promise<
     log()
     log(`autocannon: 10 connections, ${cannonSeconds} s per endpoint (latency in whole ms)`)
     for (const e of cannonReads) {
-      const r = await client!.run<{ requestsPerSecond: number; total: number; p50: number; p90: number; p99: number; max: number; errors: number; timeouts: number; non2xx: number }>(
-        { kind: 'autocannon', url: base + e.path, headers: auth, connections: 10, seconds: cannonSeconds }
-      )
+      const r = await client!.run<CannonResult>({ kind: 'autocannon', url: base + e.path, headers: auth, connections: 10, seconds: cannonSeconds })
       cannon[e.key] = r
       const bad = r.errors + r.timeouts + r.non2xx
       log(`  ${e.label.padEnd(44)} ${fmtInt(r.requestsPerSecond)} req/s  p50 ${r.p50} ms  p90 ${r.p90} ms  p99 ${r.p99} ms${bad ? `  ERRORS ${bad}` : ''}`)

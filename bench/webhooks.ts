@@ -19,19 +19,19 @@
 // the `standardwebhooks` package), with each round's backlog and the time to drain it, and
 // the load average. The database is dropped afterwards unless --keep; the exit code is 1 when a
 // target is missed.
-import { fork, spawn } from 'node:child_process'
+import { spawn } from 'node:child_process'
 import http from 'node:http'
 import os from 'node:os'
 import path from 'node:path'
 import { parseArgs } from 'node:util'
 import { setTimeout as sleep } from 'node:timers/promises'
 import postgres from 'postgres'
-import autocannon from 'autocannon'
 import { Webhook } from 'standardwebhooks'
 import { buildApp } from '../app.ts'
 import { loadConfig } from '../config.ts'
 import { bootstrap } from '../core/admin.ts'
-import { freePort, loadAverage, median, numericOption } from './client-process.ts'
+import { Client, freePort, loadAverage, median, numericOption } from './client-process.ts'
+import type { CannonResult } from './client.ts'
 import { checkDatabaseName, databaseUrl, dropDatabases, quiet, recreateDatabase, registerCleanup, serverVersion } from './database.ts'
 
 const USAGE = `Usage: npm run bench:webhooks -- [options]
@@ -48,56 +48,7 @@ const USAGE = `Usage: npm run bench:webhooks -- [options]
 `
 const STATUSES = ['reviewing', 'contacted', 'adopted', 'ignored', 'done', 'pending'] as const
 
-// ---------------------------------------------------------------------------------------------
-// The load-generating child: one autocannon run per message.
-
-interface CannonTask {
-  url: string
-  key: string
-  project: string
-  ids: string[]
-  connections: number
-  duration: number
-}
-interface CannonResult {
-  requestsPerSecond: number
-  ok: number
-  non2xx: number
-  errors: number
-  p50: number
-  p99: number
-}
-type Reply = { ok: true; result: CannonResult } | { ok: false; error: string }
-
-if (process.argv.includes('--load-client')) {
-  process.on('message', (task: CannonTask) => {
-    let n = 0
-    autocannon({
-      url: task.url,
-      method: 'POST',
-      headers: { authorization: `Bearer ${task.key}`, 'content-type': 'application/json' },
-      connections: task.connections,
-      duration: task.duration,
-      requests: [{
-        setupRequest: (req) => ({
-          ...req,
-          body: JSON.stringify({ project: task.project, event_id: task.ids[Math.floor(Math.random() * task.ids.length)], status: STATUSES[n++ % STATUSES.length] }),
-        }),
-      }],
-    }).then(
-      (r) => process.send!({
-        ok: true,
-        result: { requestsPerSecond: r.requests.average, ok: r['2xx'], non2xx: r.non2xx, errors: r.errors, p50: r.latency.p50, p99: r.latency.p99 },
-      } satisfies Reply),
-      (err: unknown) => process.send!({ ok: false, error: err instanceof Error ? (err.stack ?? err.message) : String(err) } satisfies Reply)
-    )
-  })
-  process.on('disconnect', () => process.exit(0))
-} else {
-  await main()
-}
-
-// ---------------------------------------------------------------------------------------------
+await main()
 
 /** The value at quantile q of sorted figures (nearest rank). */
 function quantile(sorted: number[], q: number): number {
@@ -180,24 +131,12 @@ async function main() {
     receivers.push(rx)
   }
 
-  const child = fork(new URL(import.meta.url).pathname, ['--load-client'], { execArgv: process.execArgv, stdio: 'inherit' })
-  const cannon = (task: CannonTask) =>
-    new Promise<CannonResult>((resolve, reject) => {
-      const onExit = (code: number | null) => reject(new Error(`the load client exited (${code})`))
-      child.once('exit', onExit)
-      child.once('message', (reply: Reply) => {
-        child.off('exit', onExit)
-        if (reply.ok) resolve(reply.result)
-        else reject(new Error(`load client: ${reply.error}`))
-      })
-      child.send(task)
-    })
+  const client = new Client()
 
   let server: ReturnType<typeof spawn> | undefined
   let sql: postgres.Sql | undefined
   const cleanup = registerCleanup(async () => {
-    if (child.connected) child.disconnect()
-    if (child.exitCode === null) child.kill()
+    client.close()
     if (server && server.exitCode === null) {
       const exited = new Promise((resolve) => server!.once('exit', resolve))
       server.kill('SIGTERM')
@@ -307,8 +246,17 @@ async function main() {
         await sleep(50)
       }
     }
+    // A random opportunity of the project and the next status in turn, per request.
     const run = (which: 'none' | 'hooks', seconds: number) =>
-      cannon({ url: `${origin}/v1/tools/review_opportunity`, key, project: projects[which].slug, ids: ids[which], connections, duration: seconds })
+      client.run<CannonResult>({
+        kind: 'autocannon',
+        url: `${origin}/v1/tools/review_opportunity`,
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        bodies: { fixed: { project: projects[which].slug }, random: { event_id: ids[which] }, cycle: { status: STATUSES } },
+        connections,
+        seconds,
+      })
 
     // One review of each project first, so that a refusal shows its reason instead of a count.
     let reviewsWithHooks = 1
