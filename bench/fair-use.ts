@@ -18,18 +18,31 @@ import type { CannonResult, LatencyResult } from './client.ts'
 import { Client, freePort, loadAverage } from './client-process.ts'
 import { databaseUrl, dropDatabases, isDatabaseName, recreateDatabase } from './database.ts'
 
-const { values: args } = parseArgs({
-  options: {
-    seconds: { type: 'string', default: '10' },
-    connections: { type: 'string', default: '50' },
-    'db-name': { type: 'string', default: 'growthdesk_bench_fair_use' },
-  },
-})
+const USAGE = 'Usage: npm run bench:fair-use -- [--seconds 1…600] [--connections 1…1000] [--db-name name]\n'
+let parsed
+try {
+  parsed = parseArgs({
+    options: {
+      seconds: { type: 'string', default: '10' },
+      connections: { type: 'string', default: '50' },
+      'db-name': { type: 'string', default: 'growthdesk_bench_fair_use' },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+  })
+} catch (err) {
+  process.stderr.write(`${(err as Error).message}\n${USAGE}`)
+  process.exit(2)
+}
+const args = parsed.values
+if (args.help) {
+  process.stdout.write(USAGE)
+  process.exit(0)
+}
 const seconds = Number(args.seconds)
 const connections = Number(args.connections)
 const dbName = args['db-name']!
 if (!(seconds >= 1 && seconds <= 600) || !(connections >= 1 && connections <= 1000) || !isDatabaseName(dbName)) {
-  process.stderr.write('Usage: npm run bench:fair-use -- [--seconds 1…600] [--connections 1…1000] [--db-name name]\n')
+  process.stderr.write(USAGE)
   process.exit(2)
 }
 
