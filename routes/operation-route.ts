@@ -53,6 +53,10 @@ export function operationRoute(app: FastifyInstance, group: RouteGroup, route: O
     if (route.method !== 'GET') throw new Error(`${route.method} ${route.url}: only a GET route answers in CSV`)
     rest.format = Type.Optional(Format)
   }
+  // The JSON answer's arguments that its CSV export has not (the listing's paging): sent with
+  // CSV, they are refused as such rather than as unknown.
+  const csvArguments = route.csv?.op.input.properties as Record<string, TSchema> | undefined
+  const pagingOnly = new Set(csvArguments ? Object.keys(rest).filter((name) => name !== 'format' && !csvArguments[name]) : [])
   const inQuery = route.method === 'GET' || route.method === 'DELETE'
   const input = Type.Object(rest, { additionalProperties: false })
   const created = route.status !== undefined
@@ -93,12 +97,10 @@ export function operationRoute(app: FastifyInstance, group: RouteGroup, route: O
         reply.header('vary', 'Accept')
         if (wantsCsv(format, request.headers.accept)) {
           // Only what the client sent (validation filled in the listing's defaults, page and
-          // page_size, which the export has not: sent, they are refused as unknown arguments).
+          // page_size, which the export has not).
           const sent = new Set(new URLSearchParams(request.url.split('?')[1] ?? '').keys())
           const csvArgs = Object.fromEntries(Object.entries(all).filter(([name]) => sent.has(name) || argumentNames.includes(name)))
-          // The listing's paging arguments, sent with a CSV export (which has every row): named as such.
-          const exportArguments = route.csv.op.input.properties as Record<string, TSchema>
-          const paging = Object.keys(csvArgs).filter((name) => properties[name] && !exportArguments[name] && !argumentNames.includes(name))
+          const paging = Object.keys(csvArgs).filter((name) => pagingOnly.has(name))
           if (paging.length > 0) {
             throw appError('InvalidArguments', `${paging.map((n) => `\`${n}\``).join(', ')}: a CSV export has every matching row, without pages.`,
               paging.map((path) => ({ path, message: 'does not apply to a CSV export (it has no pages)' })))

@@ -30,7 +30,7 @@ function toOpportunity(row: Row): Opportunity {
  * truncates to the millisecond as a JavaScript Date does), so a listing's rows need no mapping
  * or Date in between. The listing and the export read their rows this way.
  */
-const isoMs = (column: typeof opportunities.receivedAt | typeof opportunities.reviewUpdatedAt) => sql<string>`to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`
+const isoMs = <T extends string | null>(column: typeof opportunities.receivedAt | typeof opportunities.reviewUpdatedAt) => sql<T>`to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`
 const answerFields = {
   event_id: opportunities.id,
   contribution_type: opportunities.contributionType,
@@ -39,11 +39,11 @@ const answerFields = {
   suggested_action: opportunities.suggestedAction,
   source_url: opportunities.sourceUrl,
   external_id: opportunities.externalId,
-  received_at: isoMs(opportunities.receivedAt),
+  received_at: isoMs<string>(opportunities.receivedAt),
   evaluation: opportunities.evaluation,
   status: opportunities.status,
   review_note: opportunities.reviewNote,
-  review_updated_at: sql<string | null>`${isoMs(opportunities.reviewUpdatedAt)}`,
+  review_updated_at: isoMs<string | null>(opportunities.reviewUpdatedAt),
 }
 
 export interface ListFilters {
