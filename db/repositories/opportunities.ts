@@ -1,5 +1,5 @@
 import { and, asc, desc, eq, gt, inArray, sql, type SQL } from '../orm.ts'
-import type { Queryable } from '../client.ts'
+import { preparedRows, type Queryable } from '../client.ts'
 import { opportunities, opportunityCounts, reviewHistory, users } from '../schema.ts'
 import { newId } from '../ids.ts'
 import { enqueueWebhooks } from './webhooks.ts'
@@ -25,13 +25,18 @@ function toOpportunity(row: Row): Opportunity {
 }
 
 /**
- * An opportunity selected in the form the API answers with (the fields of `toOpportunity`, in
- * its order): the times as ISO text with milliseconds, written by PostgreSQL (`to_char`
- * truncates to the millisecond as a JavaScript Date does), so a listing's rows need no mapping
- * or Date in between. The listing and the export read their rows this way.
+ * A time as ISO text with milliseconds, written by PostgreSQL (`to_char` truncates to the
+ * millisecond as a JavaScript Date does).
  */
-const isoMs = <T extends string | null>(column: typeof opportunities.receivedAt | typeof opportunities.reviewUpdatedAt) => sql<T>`to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`
-const answerFields = {
+const isoMs = <T extends string | null>(column: typeof opportunities.reviewUpdatedAt) => sql<T>`to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`
+
+/**
+ * What the listing and the export read of an opportunity, in the order `listed` takes them: the
+ * fields the API answers with, but received_at, which is cut from `at`, the exact stored time
+ * (microseconds; the key of the listing's order). So a listed row needs no Date and no mapping,
+ * and PostgreSQL formats one time per row, not two.
+ */
+const listedFields = {
   event_id: opportunities.id,
   contribution_type: opportunities.contributionType,
   key_information: opportunities.keyInformation,
@@ -39,11 +44,35 @@ const answerFields = {
   suggested_action: opportunities.suggestedAction,
   source_url: opportunities.sourceUrl,
   external_id: opportunities.externalId,
-  received_at: isoMs<string>(opportunities.receivedAt),
   evaluation: opportunities.evaluation,
   status: opportunities.status,
   review_note: opportunities.reviewNote,
   review_updated_at: isoMs<string | null>(opportunities.reviewUpdatedAt),
+  at: sql<string>`to_char(${opportunities.receivedAt} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`,
+}
+
+/** A listed row (the values of `listedFields`, then the total in a page) as the opportunity the API answers with, in `toOpportunity`'s order. */
+function listed(v: unknown[]): { o: Opportunity; at: string; total: number | undefined } {
+  const at = v[11] as string
+  return {
+    o: {
+      event_id: v[0] as string,
+      contribution_type: v[1] as string,
+      key_information: v[2] as string,
+      reason: v[3] as string,
+      suggested_action: v[4] as string,
+      source_url: v[5] as string | null,
+      external_id: v[6] as string | null,
+      // "….123456Z" → "….123Z": truncated to the millisecond, as toISOString() of the stored time.
+      received_at: `${at.slice(0, -4)}Z`,
+      evaluation: v[7] as Evaluation,
+      status: v[8] as Status,
+      review_note: v[9] as string,
+      review_updated_at: v[10] as string | null,
+    },
+    at,
+    total: v[12] as number | undefined,
+  }
 }
 
 export interface ListFilters {
@@ -157,19 +186,17 @@ function buildTotal(db: Queryable, f: ListFilters, name: string) {
 /** The listing's page for the filters set in `f`, read `way`, each row with the total. */
 function buildList(db: Queryable, f: ListFilters, way: Exclude<ListWay, 'total'>, name: string) {
   const { where, total } = listConditions(f)
-  // The exact stored time (microseconds; a JavaScript Date keeps milliseconds) for the key.
-  const at = sql<string>`to_char(${opportunities.receivedAt} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`
   if (way === 'after') {
     const key = sql`${p('afterAt')}::timestamptz`
     where.push(sql`${opportunities.receivedAt} <= ${key}`, sql`(${opportunities.receivedAt} < ${key} or ${opportunities.id} > ${p('afterId')}::text)`)
   }
   const query = db
-    .select({ o: answerFields, at, total })
+    .select({ ...listedFields, total })
     .from(opportunities)
     .where(and(...where))
     .orderBy(...(way === 'backward' ? [asc(opportunities.receivedAt), desc(opportunities.id)] : [desc(opportunities.receivedAt), asc(opportunities.id)]))
     .limit(p('limit'))
-  return (way === 'forward' || way === 'backward' ? query.offset(p('offset')) : query).prepare(name)
+  return preparedRows(db, way === 'forward' || way === 'backward' ? query.offset(p('offset')) : query, name, listed)
 }
 
 /** The filters of a walk through the whole listing (an export): no page. */
@@ -178,18 +205,17 @@ export type WalkFilters = Omit<ListFilters, 'page' | 'pageSize' | 'after'>
 /** A batch of the walk for the filters set in `f`: the first, or the one after a key; no total. */
 function buildWalk(db: Queryable, f: WalkFilters, after: boolean, name: string) {
   const { where } = listConditions({ ...f, page: 1, pageSize: 1 })
-  const at = sql<string>`to_char(${opportunities.receivedAt} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`
   if (after) {
     const key = sql`${p('afterAt')}::timestamptz`
     where.push(sql`${opportunities.receivedAt} <= ${key}`, sql`(${opportunities.receivedAt} < ${key} or ${opportunities.id} > ${p('afterId')}::text)`)
   }
-  return db
-    .select({ o: answerFields, at })
+  const query = db
+    .select(listedFields)
     .from(opportunities)
     .where(and(...where))
     .orderBy(desc(opportunities.receivedAt), asc(opportunities.id))
     .limit(p('limit'))
-    .prepare(name)
+  return preparedRows(db, query, name, listed)
 }
 
 export function createOpportunitiesRepository(db: Queryable) {
@@ -264,7 +290,7 @@ export function createOpportunitiesRepository(db: Queryable) {
       const size = f.pageSize
       const offset = (f.page - 1) * size
       const values = listValues(projectId, f)
-      let rows: { o: Opportunity; at: string; total: number }[]
+      let rows: ReturnType<typeof listed>[]
       let total: number
       let more: boolean
       if (f.after || offset === 0) {
@@ -306,7 +332,7 @@ export function createOpportunitiesRepository(db: Queryable) {
       let after: ListKey | undefined
       for (;;) {
         const values = listValues(projectId, { ...f, page: 1, pageSize: batch, after })
-        const rows: { o: Opportunity; at: string }[] = await walkStatement(f, after !== undefined).execute({ ...values, limit: batch })
+        const rows = await walkStatement(f, after !== undefined).execute({ ...values, limit: batch })
         if (rows.length === 0) return
         const last = rows.at(-1)!
         after = { at: last.at, id: last.o.event_id }
