@@ -169,7 +169,8 @@ export async function openDatabase(config: DatabaseConfig): Promise<Database> {
   if (config.kind === 'postgres') {
     const { default: postgres } = await import('postgres')
     const { drizzle, migrate } = postgresDriver()
-    const client = postgres(config.url, { max: 10, onnotice: () => {}, connection: { application_name: 'growthdesk' } })
+    // DateStyle pinned: times are read as text in its ISO form (the listing's rows, drizzle's dates).
+    const client = postgres(config.url, { max: 10, onnotice: () => {}, connection: { application_name: 'growthdesk', DateStyle: 'ISO, MDY' } })
     const db = drizzle(client, { schema, logger: queryLogger(config) }) as unknown as Db
     return {
       db,

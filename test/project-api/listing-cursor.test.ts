@@ -114,22 +114,36 @@ t.test('cursor paging of the opportunities listing', async (t) => {
   })
 
   await t.test('a listed opportunity is byte for byte what submitting it again answers, microseconds and all', async (t) => {
-    // The listing writes its times in SQL; a repeated submission (same external_id) answers the
-    // stored opportunity through a JavaScript Date: both keep the milliseconds and drop the rest
-    // (.123999 is .123, not .124).
-    await app.db.execute(sql`
-      insert into opportunities (id, project_id, contribution_type, key_information, reason, suggested_action, received_at, review_updated_at, source_url, external_id, review_note)
-      values ('opp_truncated', ${project}, 'content_idea', 'k', 'r', 'a', '2026-11-12T09:00:00.123999Z', '2026-11-12T09:30:00.000999Z', 'https://example.com/x', 'ext-truncated', 'seen')`)
-    const listed = (await page('type=content_idea&page_size=100')).items.find((o) => o.event_id === 'opp_truncated')
-    t.match(listed, { received_at: '2026-11-12T09:00:00.123Z', review_updated_at: '2026-11-12T09:30:00.000Z' })
-    const again = await app.inject({
-      method: 'POST',
-      url,
-      headers: bearer(ws.keys.mcp),
-      payload: { contribution_type: 'content_idea', key_information: 'k', reason: 'r', suggested_action: 'a', external_id: 'ext-truncated' },
-    })
-    t.equal(again.statusCode, 200, 'the existing opportunity')
-    t.equal(JSON.stringify({ ...listed, created: false }), again.body, 'the same fields, in the same order, with the same values')
+    // The listing reads its times as PostgreSQL's text and cuts them to ISO; a repeated submission
+    // (same external_id) answers the stored opportunity through a JavaScript Date: both keep the
+    // milliseconds and drop the rest (.123999 is .123, not .124). PostgreSQL writes no trailing
+    // zeros (".1", or no fraction at all), which the listing must put back.
+    const shapes = [
+      ['truncated', '2026-11-12T09:00:00.123999Z', '2026-11-12T09:30:00.000999Z', '2026-11-12T09:00:00.123Z', '2026-11-12T09:30:00.000Z'],
+      ['whole', '2026-11-12T09:00:01Z', '2026-11-12T09:30:01.5Z', '2026-11-12T09:00:01.000Z', '2026-11-12T09:30:01.500Z'],
+      ['tenth', '2026-11-12T09:00:02.1Z', null, '2026-11-12T09:00:02.100Z', null],
+    ] as const
+    for (const [name, receivedAt, reviewedAt, listedAt, listedReview] of shapes) {
+      await app.db.execute(sql`
+        insert into opportunities (id, project_id, contribution_type, key_information, reason, suggested_action, received_at, review_updated_at, source_url, external_id, review_note)
+        values (${`opp_${name}`}, ${project}, 'content_idea', 'k', 'r', 'a', ${receivedAt}, ${reviewedAt}, 'https://example.com/x', ${`ext-${name}`}, 'seen')`)
+      const listed = (await page('type=content_idea&page_size=100')).items.find((o) => o.event_id === `opp_${name}`)
+      t.match(listed, { received_at: listedAt, review_updated_at: listedReview }, `${name}: the times to the millisecond`)
+      const again = await app.inject({
+        method: 'POST',
+        url,
+        headers: bearer(ws.keys.mcp),
+        payload: { contribution_type: 'content_idea', key_information: 'k', reason: 'r', suggested_action: 'a', external_id: `ext-${name}` },
+      })
+      t.equal(again.statusCode, 200, `${name}: the existing opportunity`)
+      t.equal(JSON.stringify({ ...listed, created: false }), again.body, `${name}: the same fields, in the same order, with the same values`)
+    }
+    // A cursor made from each of them leads on to the next (a whole second is .000000, not absent).
+    const pages = await walk('type=content_idea&page_size=1')
+    const ids = pages.flatMap((p) => p.items.map((o) => o.event_id))
+    t.ok(['opp_truncated', 'opp_whole', 'opp_tenth'].every((id) => ids.includes(id)), 'the walk passes through all three')
+    t.equal(new Set(ids).size, ids.length, 'and repeats nothing')
+    t.ok(pages.slice(0, -1).every((p) => /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z\|/.test(Buffer.from(p.next_cursor!, 'base64url').toString('utf8'))), 'every cursor holds the time to the microsecond')
   })
 
   await t.test('a bad cursor is a 400 invalid_arguments naming `after`', async (t) => {
