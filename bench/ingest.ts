@@ -5,7 +5,8 @@
 //     the server listening on a loopback port, the load client in a child process;
 //  2. per round and per batch size: the same new events written (a) by COPY (postgres.js
 //     `copy … from stdin`) into a scratch table with the events table's columns and unique
-//     indexes, and (b) through POST /v1/events by concurrent clients; event and rollup tables
+//     indexes, (b) by INSERT … ON CONFLICT DO NOTHING from this process into that table (the
+//     floor: no HTTP, JSON or rollups), and (c) through POST /v1/events by concurrent clients; event and rollup tables
 //     are emptied and a checkpoint taken before each measurement, so every run starts fresh;
 //  3. events/s, the ratio to COPY, and CPU per 1000 events of the server (this process) and of
 //     the database's backends (/proc/<pid>/stat of the pids pg_stat_activity lists for it);
@@ -30,7 +31,7 @@ import { checkDatabaseName, databaseUrl, dropDatabases, quiet, recreateDatabase,
 const USAGE = `Usage: npm run bench:ingest -- [options]
 
   --events <n>     new events per measurement (default 200000)
-  --clients <n>    concurrent HTTP clients (default 4)
+  --clients <n>    concurrent HTTP clients, and connections of the INSERT writer (default 4)
   --batches <list> batch sizes, comma-separated (default 1000,100)
   --users <n>      distinct users the events are spread over, skewed (default 200000)
   --rounds <n>     repeat every measurement; medians are reported (default 1)
@@ -138,6 +139,32 @@ async function copyRows(sql: Sql, projectId: string, seq: number, rows: Ev[]): P
   return performance.now() - started
 }
 
+/**
+ * The floor of any ingestion that keeps "idempotent by uuid": the same rows by `INSERT … ON
+ * CONFLICT DO NOTHING` straight from this process, `clients` connections, `batch` rows a
+ * statement (arrays through `unnest`), into the scratch table: no HTTP, no JSON, no validation,
+ * no rollups. What POST /v1/events could reach at best, beside what COPY reaches.
+ */
+async function insertRows(pool: Sql, projectId: string, seq: number, rows: Ev[], batch: number): Promise<number> {
+  const received = new Date().toISOString()
+  const started = performance.now()
+  let next = 0
+  const writer = async () => {
+    for (let i = next; i < rows.length; i = next) {
+      next += batch
+      const part = rows.slice(i, i + batch)
+      await pool.unsafe(
+        `insert into ${SCRATCH} (${COLUMNS})
+         select $1, $2, u, e, d, o, o::date, p, $3 from unnest($4::uuid[], $5::text[], $6::text[], $7::timestamptz[], $8::jsonb[]) as t (u, e, d, o, p)
+         on conflict (project_seq, uuid) do nothing`,
+        [projectId, seq, received, part.map((e) => e.uuid), part.map((e) => e.event), part.map((e) => e.distinct_id), part.map((e) => e.timestamp), part.map((e) => JSON.stringify(e.properties ?? {}))]
+      )
+    }
+  }
+  await Promise.all(Array.from({ length: clients }, writer))
+  return performance.now() - started
+}
+
 // ---------------------------------------------------------------------------------------------
 
 let app: FastifyInstance | undefined
@@ -172,6 +199,7 @@ async function main() {
   await sql.unsafe(`create unique index on ${SCRATCH} (project_seq, uuid)`)
   const copySql = postgres(benchUrl, { max: 1, ...quiet, connection: { application_name: 'growthdesk-bench-copy' } })
   await copySql`select 1`
+  const insertSql = postgres(benchUrl, { max: clients, ...quiet, connection: { application_name: 'growthdesk-bench-insert' } })
 
   await app.listen({ host: '127.0.0.1', port: 0 })
   const origin = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`
@@ -191,6 +219,8 @@ async function main() {
     fs.writeFileSync(file, bodies.join('\n'))
     await client!.run<IngestResult>({ kind: 'ingest', url: `${origin}/v1/events`, key: boot.keys.ingest, clients, batchSize: batch, users, spreadHours: 48, seconds: 600, maxBatches: bodies.length, bodiesFile: file })
     await copyRows(copySql, projectId, seq, evs.slice(0, 5000))
+    await sql!.unsafe(`truncate ${SCRATCH}`)
+    await insertRows(insertSql, projectId, seq, evs.slice(0, 5000), batch)
   }
 
   log(`${fmtInt(eventCount)} new events per measurement, ${fmtInt(users)} users, ${clients} HTTP clients; ${rounds} round(s); project in UTC`)
@@ -218,6 +248,19 @@ async function main() {
       c.databaseMs.push(cpu.databaseMs / (eventCount / 1000))
       c.ratio.push(1)
 
+      await fresh()
+      before = await snapshot(sql)
+      const insertMs = await insertRows(insertSql, projectId, seq, evs, batch)
+      cpu = used(before, await snapshot(sql))
+      const [{ n: inserted }] = (await sql`select count(*)::int as n from ${sql(SCRATCH)}`) as unknown as [{ n: number }]
+      if (inserted !== eventCount) throw new Error(`INSERT … ON CONFLICT wrote ${inserted} of ${eventCount} rows`)
+      const insertRate = eventCount / (insertMs / 1000)
+      const f = row('INSERT … ON CONFLICT', batch)
+      f.perSecond.push(insertRate)
+      f.serverMs.push(cpu.serverMs / (eventCount / 1000))
+      f.databaseMs.push(cpu.databaseMs / (eventCount / 1000))
+      f.ratio.push(insertRate / copyRate)
+
       const file = path.join(tmpDir, 'bodies.jsonl')
       const bodies: string[] = []
       for (let i = 0; i < evs.length; i += batch) bodies.push(JSON.stringify({ events: evs.slice(i, i + batch) }))
@@ -235,16 +278,18 @@ async function main() {
       h.serverMs.push(cpu.serverMs / (eventCount / 1000))
       h.databaseMs.push(cpu.databaseMs / (eventCount / 1000))
       h.ratio.push(rate / copyRate)
-      log(`  round ${round}, batch ${batch}: COPY ${fmtInt(copyRate)}/s, HTTP ${fmtInt(rate)}/s = ${((100 * rate) / copyRate).toFixed(1)} % of COPY; load ${loadAverage()}`)
+      log(`  round ${round}, batch ${batch}: COPY ${fmtInt(copyRate)}/s, INSERT … ON CONFLICT ${fmtInt(insertRate)}/s = ${((100 * insertRate) / copyRate).toFixed(1)} %, ` +
+        `HTTP ${fmtInt(rate)}/s = ${((100 * rate) / copyRate).toFixed(1)} % of COPY; load ${loadAverage()}`)
     }
   }
   await copySql.end()
+  await insertSql.end()
 
   log()
   log(`Results (median of ${rounds} round(s)), CPU per 1000 events:`)
-  log(`${'writer'.padEnd(18)} ${'batch'.padStart(5)} ${'events/s'.padStart(9)} ${'of COPY'.padStart(8)} ${'server'.padStart(9)} ${'PostgreSQL'.padStart(11)}`)
+  log(`${'writer'.padEnd(20)} ${'batch'.padStart(5)} ${'events/s'.padStart(9)} ${'of COPY'.padStart(8)} ${'server'.padStart(9)} ${'PostgreSQL'.padStart(11)}`)
   for (const r of results.values()) {
-    log(`${r.label.padEnd(18)} ${String(r.batch).padStart(5)} ${fmtInt(median(r.perSecond)).padStart(9)} ${`${(100 * median(r.ratio)).toFixed(1)} %`.padStart(8)} ` +
+    log(`${r.label.padEnd(20)} ${String(r.batch).padStart(5)} ${fmtInt(median(r.perSecond)).padStart(9)} ${`${(100 * median(r.ratio)).toFixed(1)} %`.padStart(8)} ` +
       `${`${median(r.serverMs).toFixed(1)} ms`.padStart(9)} ${`${median(r.databaseMs).toFixed(1)} ms`.padStart(11)}`)
   }
   log(`load average after: ${loadAverage()}`)
