@@ -17,7 +17,7 @@ export type PgTable = import('drizzle-orm/pg-core').PgTable
 
 export const { and, asc, desc, eq, gt, gte, inArray, is, isNull, lt, lte, max, ne, or, sql } = orm
 export const {
-  PgDialect, PgTable, bigint, bigserial, boolean, check, date, getTableConfig, index, integer, jsonb, pgTable, primaryKey, smallint, text,
+  PgDialect, PgTable, bigint, bigserial, boolean, check, date, getTableConfig, index, integer, json, jsonb, pgTable, primaryKey, smallint, text,
   timestamp, uniqueIndex, uuid,
 } = pgCore
 

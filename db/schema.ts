@@ -1,6 +1,6 @@
 // Tables of growthdesk. Public ids are prefixed text (prj_, opp_, mem_, key_ …);
 // rollup tables are maintained at ingestion so metrics never scan raw events.
-import { sql, bigint, bigserial, boolean, check, date, index, integer, jsonb, pgTable, primaryKey, smallint, text, timestamp, uniqueIndex, uuid } from './orm.ts'
+import { sql, bigint, bigserial, boolean, check, date, index, integer, json, jsonb, pgTable, primaryKey, smallint, text, timestamp, uniqueIndex, uuid } from './orm.ts'
 
 import { evaluations, statuses } from '../schemas/opportunities.ts'
 
@@ -313,7 +313,8 @@ export const webhookDeliveries = pgTable('webhook_deliveries', {
   id: text('id').primaryKey(),
   webhookId: text('webhook_id').notNull().references(() => webhooks.id, { onDelete: 'cascade' }),
   type: text('type').notNull(),
-  payload: jsonb('payload').notNull(),
+  // json, not jsonb: the text as written, members in the answer's order (jsonb sorts them).
+  payload: json('payload').notNull(),
   createdAt: createdAt(),
   status: text('status', { enum: ['pending', 'succeeded', 'failed'] }).notNull().default('pending'),
   attempts: integer('attempts').notNull().default(0),

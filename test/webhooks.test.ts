@@ -88,6 +88,7 @@ t.test('a signed delivery, verified with standardwebhooks; a rotation signs with
   t.equal(payload.type, 'opportunity.submitted')
   const { created: _created, ...opportunity } = submitted.body.result
   t.same(payload.data, opportunity, 'data is the opportunity as the REST API returns it')
+  t.equal(JSON.stringify(payload.data), JSON.stringify(opportunity), 'its members in the same order (stored as json, not jsonb)')
   t.throws(() => new Verifier(hook.secret).verify(msg!.body.replace('Lead 0', 'Lead 1'), msg!.headers as Record<string, string>), 'a changed body does not verify')
   const log = await deliveries(app, key, hook.id)
   t.match(log.items, [{ id: msg!.headers['webhook-id'], status: 'succeeded', attempts: 1, next_attempt_at: null, last_status_code: 200, last_error: null }])

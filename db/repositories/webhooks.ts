@@ -29,7 +29,7 @@ export async function enqueueWebhooks(db: Queryable, projectId: string, type: We
     with queued as (
       insert into webhook_deliveries (id, webhook_id, type, payload, created_at, next_attempt_at)
       select 'msg_' || replace(gen_random_uuid()::text, '-', ''), w.id, ${type}, p.value, ${at.toISOString()}::timestamptz, ${at.toISOString()}::timestamptz
-      from webhooks w cross join jsonb_array_elements(${payloads}::jsonb) with ordinality as p(value, n)
+      from webhooks w cross join json_array_elements(${payloads}::json) with ordinality as p(value, n)
       where w.project_id = ${projectId} and w.enabled and ${type} = any(w.events)
       order by p.n
       returning 1

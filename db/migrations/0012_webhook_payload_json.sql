@@ -1,0 +1,1 @@
+ALTER TABLE "webhook_deliveries" ALTER COLUMN "payload" SET DATA TYPE json;
