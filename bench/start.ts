@@ -3,21 +3,21 @@
 // server's own start-up line (module load, database open, migrations, plugins) and the idle RSS
 // a few seconds later.
 // Embedded database: a first start on an empty folder (migrations, bootstrap), then warm
-// restarts. PostgreSQL (DATABASE_URL, default the local server): the same on a fresh database.
+// restarts. PostgreSQL (the server BENCH_DATABASE_URL names, default the local one, as for every
+// bench): the same on a fresh database, dropped afterwards (also on Ctrl-C).
 //   node bench/start.ts [--runs 5] [--idle 5]
 import { spawn } from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { parseArgs } from 'node:util'
-import postgres from 'postgres'
 import { median } from './client-process.ts'
+import { databaseUrl, dropDatabases, recreateDatabase, registerCleanup } from './database.ts'
 
 const { values } = parseArgs({ options: { runs: { type: 'string', default: '5' }, idle: { type: 'string', default: '5' } } })
 const RUNS = Number(values.runs)
 const IDLE_MS = Number(values.idle) * 1000
 const root = path.join(import.meta.dirname, '..')
-const serverUrl = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
 // `npm start`'s command (`node <flags> start.js`), run by this Node.
 const startArgs = (JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')) as { scripts: { start: string } })
   .scripts.start.split(/\s+/).slice(1)
@@ -88,6 +88,11 @@ console.log(`node ${process.version}, load average ${os.loadavg().map((l) => l.t
 console.log(`${''.padEnd(34)}${['/health', 'node', 'modules', 'db open', 'migrate', 'plugins', 'bootstr', 'RSS MB'].map((h) => h.padStart(8)).join('')}`)
 
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'growthdesk-bench-start-'))
+const name = `growthdesk_bench_start_${process.pid}`
+const cleanup = registerCleanup(async () => {
+  fs.rmSync(dataDir, { recursive: true, force: true })
+  await dropDatabases([name])
+})
 const baseEnv = { ...process.env }
 delete baseEnv.DATABASE_URL
 await series('embedded (DATA_DIR)', { ...baseEnv, DATA_DIR: dataDir }, async () => {
@@ -95,16 +100,8 @@ await series('embedded (DATA_DIR)', { ...baseEnv, DATA_DIR: dataDir }, async () 
 })
 fs.rmSync(dataDir, { recursive: true, force: true })
 
-const admin = postgres(serverUrl, { max: 1, onnotice: () => {} })
-const name = `growthdesk_bench_start_${process.pid}`
-const url = new URL(serverUrl)
-url.pathname = `/${name}`
 try {
-  await series('PostgreSQL', { ...baseEnv, DATABASE_URL: url.toString() }, async () => {
-    await admin.unsafe(`drop database if exists ${name} with (force)`)
-    await admin.unsafe(`create database ${name}`)
-  })
+  await series('PostgreSQL', { ...baseEnv, DATABASE_URL: databaseUrl(name) }, () => recreateDatabase(name))
 } finally {
-  await admin.unsafe(`drop database if exists ${name} with (force)`)
-  await admin.end()
+  await cleanup()
 }
