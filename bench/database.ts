@@ -96,6 +96,17 @@ export async function dropDatabases(names: string[]): Promise<boolean> {
   return dropped
 }
 
+let signalled = false
+
+/**
+ * Prints why a bench failed, unless it was interrupted (Ctrl-C, SIGTERM): what fails then is the
+ * bench's own work cut short by the cleanup (its load client killed, its database dropped).
+ */
+export function reportFailure(bench: string, err: unknown): void {
+  if (signalled) return
+  process.stderr.write(`\n${bench} failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`)
+}
+
 /**
  * The bench's cleanup, run at most once: when the bench calls what this returns at its end, or
  * on SIGINT or SIGTERM, after which the process exits with code 130. Whichever comes second
@@ -106,6 +117,7 @@ export function registerCleanup(cleanup: () => Promise<void>): () => Promise<voi
   const once = () => (cleaned ??= cleanup())
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     process.once(signal, () => {
+      signalled = true
       process.stdout.write(`\n${signal}: cleaning up…\n`)
       void once().finally(() => process.exit(130))
     })

@@ -38,7 +38,7 @@ import { loadConfig } from '../config.ts'
 import { bootstrap } from '../core/admin.ts'
 import { Client, freePort, loadAverage, median, numericOption } from './client-process.ts'
 import type { CannonResult, CannonTask } from './client.ts'
-import { checkDatabaseName, connectToServer, databaseUrl, dropDatabases, recreateDatabase, registerCleanup, serverVersion } from './database.ts'
+import { checkDatabaseName, connectToServer, databaseUrl, dropDatabases, recreateDatabase, registerCleanup, reportFailure, serverVersion } from './database.ts'
 
 const SCENARIOS = ['ref', 'bare', 'rest', 'list', 'mcp', 'mcp26', 'mcplist'] as const
 type Key = (typeof SCENARIOS)[number]
@@ -447,7 +447,7 @@ async function main() {
     await new Promise((resolve) => setTimeout(resolve, Math.min(10_000, Math.max(500, 2 * worstP99))))
   } catch (err) {
     failed = true
-    process.stderr.write(`${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`)
+    reportFailure('bench:http', err)
   } finally {
     await cleanup()
   }

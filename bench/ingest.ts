@@ -26,7 +26,7 @@ import { loadConfig } from '../config.ts'
 import { bootstrap } from '../core/admin.ts'
 import type { IngestResult } from './client.ts'
 import { Client, loadAverage, median, numericOption } from './client-process.ts'
-import { checkDatabaseName, databaseUrl, dropDatabases, quiet, recreateDatabase, registerCleanup, serverVersion } from './database.ts'
+import { checkDatabaseName, databaseUrl, dropDatabases, quiet, recreateDatabase, registerCleanup, reportFailure, serverVersion } from './database.ts'
 
 const USAGE = `Usage: npm run bench:ingest -- [options]
 
@@ -322,7 +322,7 @@ function gitHead(): string {
 }
 
 main().then(cleanup, async (err: unknown) => {
-  process.stderr.write(`${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`)
+  reportFailure('bench:ingest', err)
   await cleanup()
   process.exit(1)
 })

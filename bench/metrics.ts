@@ -27,7 +27,7 @@ import { localDate } from '../core/time.ts'
 import { cpuSnapshot, cpuUsed, type CpuUsed } from './cpu.ts'
 import type { CannonResult, IngestResult, LatencyResult } from './client.ts'
 import { Client, numericOption } from './client-process.ts'
-import { checkDatabaseName, databaseExists, databaseUrl, dropDatabases, quiet, recreateDatabase, registerCleanup, serverVersion } from './database.ts'
+import { checkDatabaseName, databaseExists, databaseUrl, dropDatabases, quiet, recreateDatabase, registerCleanup, reportFailure, serverVersion } from './database.ts'
 import {
   buildRollup, createIndexes, dropSecondaryIndexes, indexDefinitions, loadEvents, loadOpportunities,
   opportunityCountMismatches, rollupSteps, verifyRollupsByIngestion, type Dataset,
@@ -604,7 +604,7 @@ try {
   await main()
 } catch (err) {
   process.exitCode = 1
-  process.stderr.write(`\nbench:metrics failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`)
+  reportFailure('bench:metrics', err)
 } finally {
   await cleanup()
 }

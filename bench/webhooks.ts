@@ -32,7 +32,7 @@ import { loadConfig } from '../config.ts'
 import { bootstrap } from '../core/admin.ts'
 import { Client, freePort, loadAverage, median, numericOption } from './client-process.ts'
 import type { CannonResult } from './client.ts'
-import { checkDatabaseName, databaseUrl, dropDatabases, quiet, recreateDatabase, registerCleanup, serverVersion } from './database.ts'
+import { checkDatabaseName, databaseUrl, dropDatabases, quiet, recreateDatabase, registerCleanup, reportFailure, serverVersion } from './database.ts'
 
 const USAGE = `Usage: npm run bench:webhooks -- [options]
 
@@ -323,7 +323,7 @@ async function main() {
     log(`Load average: ${loadAverage()}`)
   } catch (err) {
     failed = true
-    log(`bench:webhooks failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`)
+    reportFailure('bench:webhooks', err)
   } finally {
     await cleanup()
   }
