@@ -115,6 +115,8 @@ export async function seedProject(
       if (random() > 0.35) continue
       const id = `user${u}@example.com`
       batch.push({ uuid: uuidOf(`${project.id}/use/${day}/${u}`), event: 'daily_use', distinct_id: id, timestamp: at(day, u).toISOString(), properties: {} })
+      // Some come back later the same day: daily_use events outnumber daily_use users.
+      if (random() < 0.3) batch.push({ uuid: uuidOf(`${project.id}/use-again/${day}/${u}`), event: 'daily_use', distinct_id: id, timestamp: at(day, u + 5).toISOString(), properties: {} })
       if (random() < 0.5) batch.push({ uuid: uuidOf(`${project.id}/view/${day}/${u}`), event: 'page_view', distinct_id: id, timestamp: at(day, u + 1).toISOString(), properties: { path: '/dashboard' } })
       if (random() < 0.05) batch.push({ uuid: uuidOf(`${project.id}/invite/${day}/${u}`), event: 'invite_sent', distinct_id: id, timestamp: at(day, u + 2).toISOString(), properties: {} })
     }

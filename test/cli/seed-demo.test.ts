@@ -4,6 +4,7 @@
 import t from 'tap'
 import { eq, inArray, sql } from '../../db/orm.ts'
 import { events, opportunities, reviewHistory } from '../../db/schema.ts'
+import { rowsOf } from '../../db/client.ts'
 import { DEMO_POOLS, DEMO_TYPES, REVIEW_NOTES, demoOpportunities } from '../../bin/demo-data.ts'
 import { DEMO_OPPORTUNITIES, seedProject } from '../../bin/seed-demo.ts'
 import { main } from '../../bin/cli.ts'
@@ -80,6 +81,12 @@ t.test('seedProject: the data lands, with review history and progress a line per
 
   const [latest] = await app.db.select({ at: sql<string>`max(${events.occurredAt})::text` }).from(events).where(eq(events.projectId, project.id))
   t.ok(new Date(latest!.at).getTime() <= clock().getTime(), `no event after now (the latest: ${latest!.at})`)
+
+  // Users come back within a day: on most days there are more daily_use events than users.
+  const perDay = rowsOf<{ events: number; users: number }>(await app.db.execute(sql`
+    select count(*)::int as events, count(distinct distinct_id)::int as users from events
+    where project_id = ${project.id} and event = 'daily_use' group by day`))
+  t.ok(perDay.filter((d) => d.events > d.users).length > perDay.length / 2, 'daily_use events outnumber its users on most days')
 
   const again = await seedProject(app, project, ws.user.id)
   t.match(again, { opportunities: 0, reviewed: 0, memories: 0, events: 0 }, 'a re-run adds nothing')
