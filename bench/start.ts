@@ -95,12 +95,10 @@ const cleanup = registerCleanup(async () => {
 })
 const baseEnv = { ...process.env }
 delete baseEnv.DATABASE_URL
-await series('embedded (DATA_DIR)', { ...baseEnv, DATA_DIR: dataDir }, async () => {
-  fs.rmSync(dataDir, { recursive: true, force: true })
-})
-fs.rmSync(dataDir, { recursive: true, force: true })
-
 try {
+  await series('embedded (DATA_DIR)', { ...baseEnv, DATA_DIR: dataDir }, async () => {
+    fs.rmSync(dataDir, { recursive: true, force: true })
+  })
   await series('PostgreSQL', { ...baseEnv, DATABASE_URL: databaseUrl(name) }, () => recreateDatabase(name))
 } finally {
   await cleanup()

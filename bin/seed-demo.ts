@@ -97,6 +97,7 @@ export async function seedProject(
   progress(`memories: ${memories} new`)
 
   const random = rng(`${project.id}/events`)
+  const again = rng(`${project.id}/events-again`)
   // A few hundred users: some sign up each day, and the signed-up ones come back now and then.
   const batch: { uuid: string; event: string; distinct_id: string; timestamp: string; properties: Record<string, unknown> }[] = []
   let users = 120
@@ -115,8 +116,9 @@ export async function seedProject(
       if (random() > 0.35) continue
       const id = `user${u}@example.com`
       batch.push({ uuid: uuidOf(`${project.id}/use/${day}/${u}`), event: 'daily_use', distinct_id: id, timestamp: at(day, u).toISOString(), properties: {} })
-      // Some come back later the same day: daily_use events outnumber daily_use users.
-      if (random() < 0.3) batch.push({ uuid: uuidOf(`${project.id}/use-again/${day}/${u}`), event: 'daily_use', distinct_id: id, timestamp: at(day, u + 5).toISOString(), properties: {} })
+      // Some come back the same day: daily_use events outnumber daily_use users. Drawn from a
+      // generator of their own, so the other draws are those of earlier versions of this seed.
+      if (again() < 0.3) batch.push({ uuid: uuidOf(`${project.id}/use-again/${day}/${u}`), event: 'daily_use', distinct_id: id, timestamp: at(day, u + 5).toISOString(), properties: {} })
       if (random() < 0.5) batch.push({ uuid: uuidOf(`${project.id}/view/${day}/${u}`), event: 'page_view', distinct_id: id, timestamp: at(day, u + 1).toISOString(), properties: { path: '/dashboard' } })
       if (random() < 0.05) batch.push({ uuid: uuidOf(`${project.id}/invite/${day}/${u}`), event: 'invite_sent', distinct_id: id, timestamp: at(day, u + 2).toISOString(), properties: {} })
     }
