@@ -195,13 +195,16 @@ function buildTotal(db: Queryable, f: ListFilters, name: string) {
   return db.select({ total: listConditions(f).total }).from(sql`(values (1)) as one (x)`).prepare(name)
 }
 
+/** Only the rows after the key (afterAt, afterId) in listing order: an index range from the key on. */
+function afterKey(): SQL[] {
+  const key = sql`${p('afterAt')}::timestamptz`
+  return [sql`${opportunities.receivedAt} <= ${key}`, sql`(${opportunities.receivedAt} < ${key} or ${opportunities.id} > ${p('afterId')}::text)`]
+}
+
 /** The listing's page for the filters set in `f`, read `way`, each row with the total. */
 function buildList(db: Queryable, f: ListFilters, way: Exclude<ListWay, 'total'>, name: string) {
   const { where, total } = listConditions(f)
-  if (way === 'after') {
-    const key = sql`${p('afterAt')}::timestamptz`
-    where.push(sql`${opportunities.receivedAt} <= ${key}`, sql`(${opportunities.receivedAt} < ${key} or ${opportunities.id} > ${p('afterId')}::text)`)
-  }
+  if (way === 'after') where.push(...afterKey())
   const query = db
     .select({ ...listedFields, total })
     .from(opportunities)
@@ -217,10 +220,7 @@ export type WalkFilters = Omit<ListFilters, 'page' | 'pageSize' | 'after'>
 /** A batch of the walk for the filters set in `f`: the first, or the one after a key; no total. */
 function buildWalk(db: Queryable, f: WalkFilters, after: boolean, name: string) {
   const { where } = listConditions({ ...f, page: 1, pageSize: 1 })
-  if (after) {
-    const key = sql`${p('afterAt')}::timestamptz`
-    where.push(sql`${opportunities.receivedAt} <= ${key}`, sql`(${opportunities.receivedAt} < ${key} or ${opportunities.id} > ${p('afterId')}::text)`)
-  }
+  if (after) where.push(...afterKey())
   const query = db
     .select(listedFields)
     .from(opportunities)
