@@ -151,10 +151,16 @@ t.test('a rolled-back change sends nothing; a review carries before → after, t
   t.type(byType['opportunity.reviewed'].review.history_id, 'number')
   t.equal(history.body.result.items.length, 1)
   t.match(byType['memory.added'], { id: memory.id, content: 'remember' })
+  t.equal(JSON.stringify(byType['memory.added']), JSON.stringify(memory), 'memory.added: the memory as add_memory answered it, members in the same order')
   t.match(byType['memory.updated'], { id: memory.id, content: 'changed' })
   t.match(byType['memory.forgotten'], { id: memory.id })
   const { role: _role, ...cardData } = card
   t.same(byType['project.updated'], cardData, 'the project card as the REST API returns it')
+  t.equal(JSON.stringify(byType['project.updated']), JSON.stringify(cardData), 'in the same order')
+  const { review, ...reviewedOpportunity } = byType['opportunity.reviewed']
+  t.ok(review, 'opportunity.reviewed: the review after the opportunity')
+  const listed = (await tool(app, key, 'list_opportunities', { project: ws.project.id })).body.result.items.find((o: { event_id: string }) => o.event_id === first)
+  t.equal(JSON.stringify(reviewedOpportunity), JSON.stringify(listed), 'opportunity.reviewed: the opportunity as list_opportunities answers it, in the same order')
 
   // A subscription to other events, or a disabled one, gets nothing.
   const quiet = await subscribe(app, key, ws.project.id, rx.url, ['memory.added'])
