@@ -41,6 +41,25 @@ interface OperationBase<I extends TObject, O extends TSchema> {
   annotations: Annotations
   /** false: reachable only through its own REST route, not listed or callable as a tool. */
   tool?: boolean
+  /** Calls that show and test it: the catalogue, call, era and fuzz suites, SKILL.md and OpenAPI read them. */
+  examples?: OperationExamples<I>
+}
+
+/** One call of an operation. Project operations' arguments leave out `project`: every surface adds it. */
+export interface ValidExample<I extends TObject> {
+  title: string
+  args: Static<I>
+}
+/** A call the input schema refuses, and the argument (a path like `status` or `items[0].event_id`) its error names. */
+export interface InvalidExample {
+  title: string
+  args: Record<string, unknown>
+  field: string
+}
+export interface OperationExamples<I extends TObject> {
+  /** At least one call that passes validation. */
+  valid: [ValidExample<I>, ...ValidExample<I>[]]
+  invalid: InvalidExample[]
 }
 
 export interface ProjectOperation<I extends TObject = TObject, O extends TSchema = TSchema> extends OperationBase<I, O> {
