@@ -8,6 +8,8 @@ import { appError } from './core/errors.ts'
 import databasePlugin from './plugins/database.ts'
 import repositoriesPlugin from './plugins/repositories.ts'
 import registryPlugin from './plugins/registry.ts'
+import toolPluginsPlugin, { loadToolPlugins, type PluginSource } from './plugins/tool-plugins.ts'
+import builtinTools from './tools/index.ts'
 import webhooksPlugin from './plugins/webhooks.ts'
 import errorsPlugin, { frameworkErrors } from './plugins/errors.ts'
 import authPlugin from './plugins/auth.ts'
@@ -35,6 +37,11 @@ export interface BuildOptions {
   now?: () => Date
   /** Check every operation's result against its output schema (tests turn it on). */
   checkOutputs?: boolean
+  /**
+   * Tool plugins loaded after the built-in tools and those of the configuration
+   * (GROWTHDESK_PLUGINS): plugin functions, or module specifiers as in the configuration.
+   */
+  plugins?: PluginSource[]
 }
 
 export const BODY_LIMIT = 1024 * 1024
@@ -86,6 +93,8 @@ export function loggerOptions(level: string): FastifyServerOptions['logger'] {
 
 export async function buildApp(options: BuildOptions): Promise<FastifyInstance> {
   const { config } = options
+  // The tool plugins' modules first: one that cannot be loaded stops the start before anything opens.
+  const plugins = await loadToolPlugins([builtinTools, ...(config.plugins ?? []), ...(options.plugins ?? [])])
   const app = Fastify({
     logger: options.logger ?? loggerOptions(config.logLevel),
     bodyLimit: BODY_LIMIT,
@@ -155,6 +164,9 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
 
     await app.register(corsPlugin, { publicUrl: config.publicUrl, allowedOrigins: config.allowedOrigins })
     await app.register(openapiPlugin, { publicUrl: config.publicUrl })
+    // After the documentation (a plugin's own routes are documented too) and before every
+    // consumer of the registry, which it seals.
+    await app.register(toolPluginsPlugin, { plugins })
 
     await app.register(healthRoutes)
     await app.register(agentDocsRoutes, { publicUrl: config.publicUrl })

@@ -26,6 +26,7 @@ export const EnvSchema = Type.Object({
   SETTINGS_CACHE_TTL_MS: Type.Integer({ default: 10_000, minimum: 0, maximum: 600_000 }),
   WEBHOOKS_ENABLED: Type.Union([Type.Literal('true'), Type.Literal('false')], { default: 'true' }),
   WEBHOOKS_ALLOW_PRIVATE_NETWORKS: Type.Union([Type.Literal('true'), Type.Literal('false')], { default: 'false' }),
+  GROWTHDESK_PLUGINS: Type.String({ default: '' }),
   LOG_LEVEL: Type.Union(
     ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)),
     { default: 'info' }
@@ -55,6 +56,7 @@ const hints: Record<keyof Env, string> = {
   SETTINGS_CACHE_TTL_MS: 'milliseconds from 0 (no cache) to 600000 an instance may keep a credential, role or setting',
   WEBHOOKS_ENABLED: 'true or false',
   WEBHOOKS_ALLOW_PRIVATE_NETWORKS: 'true or false',
+  GROWTHDESK_PLUGINS: 'a comma-separated list of tool plugins: package names (installed beside growthdesk) or absolute paths',
   LOG_LEVEL: 'one of fatal, error, warn, info, debug, trace, silent',
 }
 
@@ -106,6 +108,12 @@ export interface Config {
    * (WEBHOOKS_ALLOW_PRIVATE_NETWORKS, default false). Absent: the worker is off (tests).
    */
   webhooks?: { enabled: boolean; allowPrivateNetworks: boolean }
+  /**
+   * GROWTHDESK_PLUGINS: tool plugins loaded at start, after the built-in tools, in this order:
+   * package names resolved from growthdesk's own folder, absolute paths, or paths relative to
+   * the current directory (docs/extending.md).
+   */
+  plugins?: string[]
 }
 
 export class ConfigError extends Error {
@@ -166,6 +174,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     keepAliveTimeoutMs: e.KEEP_ALIVE_TIMEOUT_MS,
     settingsCacheTtlMs: e.SETTINGS_CACHE_TTL_MS,
     webhooks: { enabled: e.WEBHOOKS_ENABLED === 'true', allowPrivateNetworks: e.WEBHOOKS_ALLOW_PRIVATE_NETWORKS === 'true' },
+    plugins: e.GROWTHDESK_PLUGINS.split(',').map((p) => p.trim()).filter(Boolean),
     rateLimit: {
       max: e.RATE_LIMIT_MAX,
       ingestMax: e.RATE_LIMIT_INGEST_MAX,

@@ -11,6 +11,7 @@ const { default: closeWithGrace } = await import('close-with-grace')
 const { buildApp } = await import('./app.ts')
 const { ConfigError, loadConfig } = await import('./config.ts')
 const { DatabaseInUseError } = await import('./db/client.ts')
+const { PluginError } = await import('./plugins/tool-plugins.ts')
 const { bootstrap, describeBootstrap } = await import('./core/admin.ts')
 const modulesLoaded = performance.now()
 
@@ -31,7 +32,7 @@ let app
 try {
   app = await buildApp({ config })
 } catch (err) {
-  if (err instanceof DatabaseInUseError) fail(err.message)
+  if (err instanceof DatabaseInUseError || err instanceof PluginError) fail(err.message)
   throw err
 }
 const appBuilt = performance.now()
@@ -49,6 +50,8 @@ try {
   await app.listen({ host: config.host, port: config.port })
 } catch (err) {
   await app.close()
+  // A plugin's hook that failed when the app became ready (an operation added too late).
+  if (err instanceof PluginError) fail(err.message)
   const code = (err as NodeJS.ErrnoException).code
   fail(code === 'EADDRINUSE'
     ? `Port ${config.port} on ${config.host} is in use by another process: stop it, or set PORT to a free port.`

@@ -403,10 +403,11 @@ function parseInvocation(command: Command, argv: string[]): Parsed | 'help' {
 }
 
 async function withApp<T>(io: CliIo, fn: (app: FastifyInstance, config: Config) => Promise<T>): Promise<T> {
-  const [{ loadConfig }, { buildApp }, { DatabaseInUseError }] = await Promise.all([
+  const [{ loadConfig }, { buildApp }, { DatabaseInUseError }, { PluginError }] = await Promise.all([
     import('../config.ts'),
     import('../app.ts'),
     import('../db/client.ts'),
+    import('../plugins/tool-plugins.ts'),
   ])
   const config = loadConfig(io.env)
   if (config.database.kind === 'pglite' && config.database.dataDir === undefined) {
@@ -416,7 +417,7 @@ async function withApp<T>(io: CliIo, fn: (app: FastifyInstance, config: Config) 
   try {
     app = await buildApp({ config, logger: false })
   } catch (err) {
-    if (err instanceof DatabaseInUseError) throw err
+    if (err instanceof DatabaseInUseError || err instanceof PluginError) throw err
     // A bare "connect ECONNREFUSED" does not say which setting to look at.
     throw new Error(`could not open ${describeDatabase(config.database)}: ${describeError(err)}`, { cause: err })
   }
@@ -457,12 +458,13 @@ async function report(err: unknown, io: CliIo): Promise<number> {
 /** Failures whose message is written for the operator (e.g. how to free a locked database): no stack, no hint. */
 async function isOperatorFailure(err: Error): Promise<boolean> {
   if (err instanceof CommandFailure) return true
-  const [{ AdminError }, { ConfigError }, { DatabaseInUseError }] = await Promise.all([
+  const [{ AdminError }, { ConfigError }, { DatabaseInUseError }, { PluginError }] = await Promise.all([
     adminActions(),
     import('../config.ts'),
     import('../db/client.ts'),
+    import('../plugins/tool-plugins.ts'),
   ])
-  return err instanceof AdminError || err instanceof ConfigError || err instanceof DatabaseInUseError
+  return err instanceof AdminError || err instanceof ConfigError || err instanceof DatabaseInUseError || err instanceof PluginError
 }
 
 function describeError(err: unknown): string {

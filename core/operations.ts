@@ -2,12 +2,12 @@
 // needs, its handler — and every surface (REST routes, /v1/tools, MCP) reaches it here.
 import { Type, type Static, type TObject, type TSchema } from '@sinclair/typebox'
 import type { ValidateFunction } from 'ajv'
-import type { FastifyBaseLogger } from 'fastify'
+import type { FastifyBaseLogger, FastifyPluginAsync, FastifyRequest } from 'fastify'
 import type { Principal, ProjectAccess } from './access.ts'
 import { roleAtLeast } from './access.ts'
 import { appError, invalidArguments, validationFailed, type ErrorDetail } from './errors.ts'
 import { serializerOf, strictAjv, validatorOf } from './validation.ts'
-import { ProjectRef, type Role } from '../schemas/atoms.ts'
+import { ProjectRef, roles, type Role } from '../schemas/atoms.ts'
 import type { Repositories } from '../db/repositories/index.ts'
 import { defaultWebhookPolicy, type WebhookPolicy } from './webhooks.ts'
 
@@ -26,6 +26,12 @@ interface Context {
   registry: Registry
   /** Which webhook URLs may be subscribed (the configuration's WEBHOOKS_ALLOW_PRIVATE_NETWORKS). */
   webhookPolicy: WebhookPolicy
+  /**
+   * Runs another operation as the same caller (a project operation in the same project unless
+   * `args.project` names another), with its validation and access checks: how a plugin's tool
+   * builds on the tools there are. Resolves to the operation's result.
+   */
+  call(name: string, args?: Record<string, unknown>): Promise<unknown>
 }
 export type WorkspaceContext = Context
 export type ProjectContext = Context & { project: ProjectAccess }
@@ -97,8 +103,8 @@ interface Entry {
   checkOutput?: ValidateFunction
 }
 
-/** Which surface a call came through: for logs only, never for behaviour. */
-export type Surface = 'project-api' | 'tools-api' | 'mcp' | 'console' | 'ingest' | 'cli'
+/** Which surface a call came through: logged with every invocation, never a cause of behaviour. */
+export type Surface = 'project-api' | 'tools-api' | 'mcp' | 'console' | 'ingest' | 'cli' | 'operation'
 
 /** Who calls, through which surface, and for which project (from the path or X-Service-Project; `args.project` wins). */
 export interface Call {
@@ -106,6 +112,47 @@ export interface Call {
   projectRef?: string | undefined
   surface: Surface
   log: FastifyBaseLogger
+}
+
+/**
+ * The call of an authenticated request: its principal and logger, and its project from
+ * `projectRef` (a path parameter) or else the X-Service-Project header, the one place that
+ * header is read.
+ */
+export function callOf(request: FastifyRequest, surface: Surface, projectRef?: string): Call {
+  const header = request.headers['x-service-project']
+  return { principal: request.principal, projectRef: projectRef ?? (typeof header === 'string' ? header : undefined), surface, log: request.log }
+}
+
+/** Thrown by `toolFor` and `callTool` for a name the caller's workspace has no tool by: MCP
+ * answers it as a protocol error (-32602), REST as the 404 it is. */
+export class UnknownToolError extends Error {
+  readonly statusCode = 404
+  readonly code = 'GD_NOT_FOUND'
+  readonly tool: string
+  constructor(tool: string, message: string) {
+    super(message)
+    this.name = 'UnknownToolError'
+    this.tool = tool
+  }
+}
+
+/** What a tool name must look like: it is a path segment and an MCP tool name. */
+export const TOOL_NAME = /^[a-z][a-z0-9_]{0,63}$/
+
+/** Why an operation cannot be registered, or null: checked when it is added, so a plugin's
+ * mistake stops the start with a reason instead of failing its first call. */
+function operationProblem(op: Partial<Operation> | null | undefined): string | null {
+  if (!op || typeof op !== 'object') return 'is not an operation object (pass what defineOperation returns)'
+  if (typeof op.name !== 'string' || !TOOL_NAME.test(op.name)) return `has the name ${JSON.stringify(op.name)}: a name is snake_case, a lower-case letter then up to 63 of a-z, 0-9 and _`
+  if (op.scope !== 'project' && op.scope !== 'workspace') return `'${op.name}' has scope ${JSON.stringify(op.scope)}: it must be 'project' or 'workspace'`
+  if (!roles.includes(op.role as Role)) return `'${op.name}' has role ${JSON.stringify(op.role)}: it must be one of ${roles.join(', ')}`
+  if (typeof op.handler !== 'function') return `'${op.name}' has no handler function`
+  if (typeof op.title !== 'string' || op.title === '' || typeof op.description !== 'string' || op.description === '') return `'${op.name}' needs a title and a description`
+  if (!op.input || (op.input as TSchema).type !== 'object') return `'${op.name}' has an input that is not a TypeBox object (Type.Object)`
+  if (!op.output || typeof op.output !== 'object') return `'${op.name}' has no output schema`
+  if (!op.annotations || typeof op.annotations.readOnlyHint !== 'boolean') return `'${op.name}' needs annotations (readOnlyHint, destructiveHint, idempotentHint)`
+  return null
 }
 
 /** What makes a string unstorable: PostgreSQL text holds no U+0000 and only well-formed Unicode. */
@@ -140,6 +187,14 @@ function findBadText(value: unknown, path: string): ErrorDetail | null {
   return null
 }
 
+/** A mistake in registering an operation: its message is one line, fit for a start-up error. */
+export class RegistryError extends Error {
+  constructor(message: string) {
+    super(message)
+    this.name = 'RegistryError'
+  }
+}
+
 function stripIds(schema: TSchema): TSchema {
   return JSON.parse(JSON.stringify(schema, (key, value) => (key === '$id' || key === '$schema' ? undefined : value)))
 }
@@ -154,14 +209,22 @@ interface RegistryDeps {
 
 export class Registry {
   private readonly entries = new Map<string, Entry>()
+  private isSealed = false
 
   private readonly deps: RegistryDeps
   constructor(deps: RegistryDeps) {
     this.deps = deps
   }
 
+  /**
+   * Registers an operation (what `defineOperation` returns). Only while the app loads: once
+   * sealed, the registry is what every surface was built from, and `add` throws.
+   */
   add(op: Operation): void {
-    if (this.entries.has(op.name)) throw new Error(`Operation ${op.name} is defined twice`)
+    if (this.isSealed) throw new RegistryError(`cannot add the operation '${op?.name}': operations are added while the app loads, and it is ready (the registry is sealed)`)
+    const problem = operationProblem(op)
+    if (problem) throw new RegistryError(`the operation ${problem}`)
+    if (this.entries.has(op.name)) throw new RegistryError(`an operation named '${op.name}' exists already`)
     const input =
       op.scope === 'project'
         ? Type.Object({ project: Type.Optional(ProjectRef), ...op.input.properties }, {
@@ -186,7 +249,21 @@ export class Registry {
     })
   }
 
-  /** An operation by name, for callers below the tools layer (the CLI's admin actions). */
+  /** Closes the registry: every surface is built from what it holds now. */
+  seal(): void {
+    this.isSealed = true
+  }
+
+  get sealed(): boolean {
+    return this.isSealed
+  }
+
+  /** Every operation, tools or not, in registration order. */
+  operations(): Operation[] {
+    return [...this.entries.values()].map((e) => e.op)
+  }
+
+  /** An operation by name. */
   operation(name: string): Operation {
     const entry = this.entries.get(name)
     if (!entry) throw new Error(`There is no operation named ${name}`)
@@ -218,10 +295,20 @@ export class Registry {
   /** A tool the caller's workspace has, or NotFound (unknown, not a tool, or disabled there). */
   async toolFor(principal: Principal, name: string): Promise<Operation> {
     const entry = this.entries.get(name)
-    if (!entry || entry.op.tool === false) throw appError('NotFound', `There is no tool named '${name}'.`)
+    if (!entry || entry.op.tool === false) throw new UnknownToolError(name, `There is no tool named '${name}'.`)
     const disabled = await this.deps.repos.workspaces.disabledTools(principal.workspaceId)
-    if (disabled.includes(name)) throw appError('NotFound', `There is no tool named '${name}' enabled in this workspace.`)
+    if (disabled.includes(name)) throw new UnknownToolError(name, `There is no tool named '${name}' enabled in this workspace.`)
     return entry.op
+  }
+
+  /**
+   * The one way a tool is called, on every surface (/v1/tools, MCP and its fast lane): finds the
+   * tool the caller's workspace has (UnknownToolError if none), runs it, and answers its result
+   * as the output schema writes it, the same bytes everywhere.
+   */
+  async callTool(name: string, args: unknown, call: Call): Promise<string> {
+    const op = await this.toolFor(call.principal, name)
+    return this.entry(op).serialize(await this.invoke(op, args, call))
   }
 
   /** The result as the operation's output schema writes it: the same bytes on every surface. */
@@ -248,10 +335,19 @@ export class Registry {
     const bad = findBadText(args, '')
     if (bad !== null) throw invalidArguments([bad])
     if (!entry.validate(args)) throw validationFailed(entry.validate.errors ?? [])
-    const ctx: Context = { principal: call.principal, repos: this.deps.repos, log: call.log, now: this.deps.now, registry: this, webhookPolicy: this.deps.webhookPolicy ?? defaultWebhookPolicy }
-    const result = op.scope === 'workspace'
-      ? await op.handler(args as never, ctx)
-      : await op.handler(args as never, { ...ctx, project: await this.project(op, args, call) })
+    call.log.debug({ operation: op.name, surface: call.surface }, 'operation called')
+    const project = op.scope === 'project' ? await this.project(op, args, call) : undefined
+    const ctx: Context = {
+      principal: call.principal,
+      repos: this.deps.repos,
+      log: call.log,
+      now: this.deps.now,
+      registry: this,
+      webhookPolicy: this.deps.webhookPolicy ?? defaultWebhookPolicy,
+      call: (name, nested = {}) => this.invoke(this.operation(name), nested,
+        { principal: call.principal, projectRef: project?.id ?? call.projectRef, surface: 'operation', log: call.log }),
+    }
+    const result = op.scope === 'workspace' ? await op.handler(args as never, ctx) : await op.handler(args as never, { ...ctx, project: project! })
     if (entry.checkOutput && !entry.checkOutput(result)) {
       throw new Error(`${op.name} returned a result outside its output schema: ${JSON.stringify(entry.checkOutput.errors)}`)
     }
@@ -281,3 +377,22 @@ export class Registry {
     return project
   }
 }
+
+/** What a tool plugin sees as `app.operations`: it adds operations while it loads. */
+export interface OperationAdder {
+  /** Registers an operation (what `defineOperation` returns); throws once the app is ready. */
+  add(op: Operation): void
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Inside a tool plugin (docs/extending.md): where it adds its operations. */
+    operations: OperationAdder
+  }
+}
+
+/**
+ * A tool plugin: an ordinary Fastify plugin, its module's default export, that calls
+ * `app.operations.add(op)` for each operation it brings (and may declare routes of its own).
+ */
+export type ToolPlugin<Options extends Record<string, unknown> = Record<string, never>> = FastifyPluginAsync<Options>

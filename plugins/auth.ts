@@ -4,11 +4,13 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { appError } from '../core/errors.ts'
 import { hashKey, keyKindNames, parseKey, type KeyKind } from '../db/keys.ts'
 import type { Principal } from '../core/access.ts'
+import type { Surface } from '../core/operations.ts'
 import type { Bucket } from './fair-use.ts'
 
-export type Surface = 'project-api' | 'tools-api' | 'mcp' | 'ingest'
+/** The surfaces a bearer credential reaches (the console has sessions, the CLI the operator). */
+export type BearerSurface = Exclude<Surface, 'console' | 'cli' | 'operation'>
 
-export const surfaceKinds: Record<Surface, KeyKind[]> = {
+export const surfaceKinds: Record<BearerSurface, KeyKind[]> = {
   'project-api': ['mcp', 'oauth'],
   'tools-api': ['service', 'oauth'],
   mcp: ['mcp', 'service', 'oauth'],
@@ -18,7 +20,7 @@ export const surfaceKinds: Record<Surface, KeyKind[]> = {
 declare module 'fastify' {
   interface FastifyInstance {
     /** A hook (use it as onRequest, so no body is read before the caller is known). */
-    authenticate(surface: Surface): (request: FastifyRequest, reply: FastifyReply) => Promise<void>
+    authenticate(surface: BearerSurface): (request: FastifyRequest, reply: FastifyReply) => Promise<void>
   }
   interface FastifyRequest {
     principal: Principal
@@ -32,7 +34,7 @@ const withArticle = (phrase: string) => `${/^[aeiou]/i.test(phrase) ? 'an' : 'a'
 async function authPlugin(app: FastifyInstance, options: { publicUrl: string }) {
   app.decorateRequest('principal', null as unknown as Principal)
 
-  function challenge(reply: FastifyReply, surface: Surface, error?: 'invalid_token') {
+  function challenge(reply: FastifyReply, surface: BearerSurface, error?: 'invalid_token') {
     const params = ['realm="growthdesk"']
     if (error) params.push(`error="${error}"`)
     if (surface === 'mcp') params.push(`resource_metadata="${options.publicUrl}/.well-known/oauth-protected-resource/mcp"`)
@@ -40,7 +42,7 @@ async function authPlugin(app: FastifyInstance, options: { publicUrl: string }) 
   }
 
   /** The bearer credential of a request and its hash (the stored form), or a 401. */
-  function credentialOf(request: FastifyRequest, reply: FastifyReply, surface: Surface): { key: string; hash: string } {
+  function credentialOf(request: FastifyRequest, reply: FastifyReply, surface: BearerSurface): { key: string; hash: string } {
     const accepted = surfaceKinds[surface]
     const header = request.headers.authorization
     // The scheme, spaces, one credential (RFC 6750). Only space and tab separate: JavaScript's \s
@@ -55,7 +57,7 @@ async function authPlugin(app: FastifyInstance, options: { publicUrl: string }) 
     return { key, hash: hashKey(key) }
   }
 
-  async function principalFor(request: FastifyRequest, reply: FastifyReply, surface: Surface, key: string, hash: string): Promise<Principal> {
+  async function principalFor(request: FastifyRequest, reply: FastifyReply, surface: BearerSurface, key: string, hash: string): Promise<Principal> {
     const accepted = surfaceKinds[surface]
     const kind = parseKey(key)
     if (!kind) {
@@ -86,7 +88,7 @@ async function authPlugin(app: FastifyInstance, options: { publicUrl: string }) 
     }
   }
 
-  app.decorate('authenticate', (surface: Surface) => {
+  app.decorate('authenticate', (surface: BearerSurface) => {
     const bucket: Bucket = surface === 'ingest' ? 'ingest' : 'requests'
     return async function authenticate(request, reply) {
       // What a credential sees is nobody else's: no shared cache may keep it.

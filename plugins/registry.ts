@@ -1,9 +1,8 @@
-// Builds the operation registry once at start: every tool file, validators and output
-// serializers compiled. Every surface reaches an operation through `app.registry.invoke`.
+// The operation registry, empty: the tool plugins fill it (plugins/tool-plugins.ts), then it is
+// sealed. Every surface reaches an operation through it (`callTool`, `invoke`).
 import fp from 'fastify-plugin'
 import type { FastifyInstance } from 'fastify'
 import { Registry } from '../core/operations.ts'
-import { operations } from '../tools/index.ts'
 import type { WebhookPolicy } from '../core/webhooks.ts'
 
 declare module 'fastify' {
@@ -23,7 +22,6 @@ export interface RegistryPluginOptions {
 
 async function registryPlugin(app: FastifyInstance, options: RegistryPluginOptions) {
   const registry = new Registry({ repos: app.repos, now: options.now, checkOutputs: options.checkOutputs, webhookPolicy: options.webhookPolicy })
-  for (const op of operations) registry.add(op)
   app.decorate('now', options.now)
   app.decorate('registry', registry)
 }

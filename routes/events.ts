@@ -4,6 +4,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { ErrorResponse, ProjectRef } from '../schemas/atoms.ts'
 import { bearerSecurity } from './operation-route.ts'
 import ingestEvents from '../tools/ingest-events.ts'
+import { callOf } from '../core/operations.ts'
 
 const Body = Type.Object({ project: Type.Optional(ProjectRef), events: ingestEvents.input.properties.events }, { additionalProperties: false })
 const Headers = Type.Object({ 'x-service-project': Type.Optional(ProjectRef) })
@@ -23,12 +24,10 @@ const eventsRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
   }, (req) => {
     const { project, ...args } = req.body
-    return app.registry.invoke(ingestEvents, args, {
-      principal: req.principal,
-      projectRef: project ?? req.headers['x-service-project'] ?? req.principal.projectId ?? undefined,
-      surface: 'ingest',
-      log: req.log,
-    })
+    const call = callOf(req, 'ingest', project)
+    // An ingest key names its project itself.
+    call.projectRef ??= req.principal.projectId ?? undefined
+    return app.registry.invoke(ingestEvents, args, call)
   })
 }
 

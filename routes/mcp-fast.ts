@@ -12,18 +12,10 @@
 //
 // Deliberately free of SDK imports: the route reads `mcpPaths` at start, and the SDK loads on
 // the first MCP request (routes/mcp-server.ts builds the lane then, with the SDK's constants).
-import type { FastifyBaseLogger, FastifyInstance, FastifyRequest } from 'fastify'
-import type { Principal } from '../core/access.ts'
-import type { Operation } from '../core/operations.ts'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import { UnknownToolError, type Call } from '../core/operations.ts'
 import { errorResponse } from '../core/errors.ts'
 import { isPlainObject, PROTOCOL_VERSION_META_KEY } from './mcp-era.ts'
-
-/** What the Fastify route knows about the caller (the SDK's handlers get it as `authInfo.extra`). */
-export interface Caller {
-  principal: Principal
-  projectRef: string | undefined
-  log: FastifyBaseLogger
-}
 
 /** Which path answered `/mcp` requests, and a switch that sends all of them to the SDK.
  * For tests only (test/mcp/fast-lane.test.ts compares the two paths); never set in production. */
@@ -37,22 +29,23 @@ export type ToolCallResult =
 /** What a tool call comes to: its result as the output schema writes it, or the REST error object's JSON. */
 type ToolCallOutcome = { ok: true; text: string } | { ok: false; text: string }
 
-async function toolCallOutcome(app: FastifyInstance, caller: Caller, op: Operation, args: Record<string, unknown> | undefined): Promise<ToolCallOutcome> {
-  const { principal, projectRef, log } = caller
+/** `registry.callTool`, with a failure as the REST error object. An unknown or disabled tool is
+ * not a failed call in MCP but a protocol error: UnknownToolError is thrown on. */
+async function toolCallOutcome(app: FastifyInstance, call: Call, name: string, args: Record<string, unknown> | undefined): Promise<ToolCallOutcome> {
   try {
-    const result = await app.registry.invoke(op, args ?? {}, { principal, projectRef, surface: 'mcp', log })
     // The text is what the output schema writes, byte for byte what POST /v1/tools/:name returns.
-    return { ok: true, text: app.registry.serialize(op, result) }
+    return { ok: true, text: await app.registry.callTool(name, args ?? {}, call) }
   } catch (err) {
+    if (err instanceof UnknownToolError) throw err
     const { body, internal } = errorResponse(err)
-    if (internal) log.error({ err }, 'tool call failed')
+    if (internal) call.log.error({ err }, 'tool call failed')
     return { ok: false, text: JSON.stringify(body) }
   }
 }
 
-/** Runs a tool the caller's workspace has (`op`, from `registry.toolFor`) and makes its result. */
-export async function toolCallResult(app: FastifyInstance, caller: Caller, op: Operation, args: Record<string, unknown> | undefined): Promise<ToolCallResult> {
-  const { ok, text } = await toolCallOutcome(app, caller, op, args)
+/** Runs a tool by name and makes its result; UnknownToolError for a tool the workspace has not. */
+export async function toolCallResult(app: FastifyInstance, call: Call, name: string, args: Record<string, unknown> | undefined): Promise<ToolCallResult> {
+  const { ok, text } = await toolCallOutcome(app, call, name, args)
   return ok
     ? { content: [{ type: 'text', text }], structuredContent: JSON.parse(text) as Record<string, unknown> }
     // The REST error object as text. No structuredContent: it would have to match the
@@ -68,8 +61,8 @@ export async function toolCallResult(app: FastifyInstance, caller: Caller, op: O
  * to escape goes through JSON.stringify itself) — so JSON.stringify(JSON.parse(text)) is text;
  * test/mcp/fast-lane.test.ts and the fuzz suite compare the bytes with the SDK's.
  */
-async function toolCallResultJson(app: FastifyInstance, caller: Caller, op: Operation, args: Record<string, unknown> | undefined, extra: string): Promise<string> {
-  const { ok, text } = await toolCallOutcome(app, caller, op, args)
+async function toolCallResultJson(app: FastifyInstance, call: Call, name: string, args: Record<string, unknown> | undefined, extra: string): Promise<string> {
+  const { ok, text } = await toolCallOutcome(app, call, name, args)
   const content = `{"content":[{"type":"text","text":${JSON.stringify(text)}}]`
   return ok ? `${content},"structuredContent":${text}${extra}}` : `${content},"isError":true${extra}}`
 }
@@ -104,7 +97,7 @@ function ordinaryEnvelope(meta: unknown): boolean {
   return info === undefined || (isPlainObject(info) && onlyKeys(info, ['name', 'version']) && typeof info.name === 'string' && typeof info.version === 'string')
 }
 
-export type FastLane = (message: unknown, headers: FastifyRequest['headers'], caller: Caller, era: 'legacy' | 'modern') => Promise<string | undefined>
+export type FastLane = (message: unknown, headers: FastifyRequest['headers'], call: Call, era: 'legacy' | 'modern') => Promise<string | undefined>
 
 /**
  * The lane: the response body (sent with status 200 and `Content-Type: application/json`, as
@@ -121,7 +114,7 @@ export function createFastLane(app: FastifyInstance, options: { legacyVersions: 
   const toolNames = new Set(app.registry.contracts().filter((c) => (c.output_schema as { type?: unknown }).type === 'object').map((c) => c.name))
   const modernExtra = `,"resultType":"complete","_meta":${JSON.stringify({ [serverInfoKey]: serverInfo })}`
 
-  return async (message, headers, caller, era) => {
+  return async (message, headers, call, era) => {
     // The SDK's media-type check passes this exact value without parsing it.
     if (headers['content-type'] !== 'application/json') return undefined
     if (!isPlainObject(message) || message.jsonrpc !== '2.0' || message.method !== 'tools/call') return undefined
@@ -143,9 +136,6 @@ export function createFastLane(app: FastifyInstance, options: { legacyVersions: 
       // Exact values: the SDK trims optional whitespace and decodes sentinels; such a request is its.
       if (version !== MODERN_VERSION || headers['mcp-method'] !== 'tools/call' || headers['mcp-name'] !== name) return undefined
     }
-    // An unknown or disabled tool is the SDK's protocol error (-32602), answered there.
-    const op = await app.registry.toolFor(caller.principal, name).catch(() => undefined)
-    if (!op) return undefined
     // The members in the order the SDK's result schema writes them. Not validated again: the
     // SDK's check of a tools/call result (its wire schema: content blocks, an optional object
     // structuredContent, an optional boolean isError) passes this shape by construction.
@@ -154,7 +144,14 @@ export function createFastLane(app: FastifyInstance, options: { legacyVersions: 
     // own serialization of the result (registry.serialize writes only what the schema declares;
     // tests build the app with checkOutputs, which fails any handler result outside it).
     // 2026-07-28: the SDK's encode contract stamps the result type and the server's identity.
-    const result = await toolCallResultJson(app, caller, op, args as Record<string, unknown> | undefined, era === 'modern' ? modernExtra : '')
+    let result: string
+    try {
+      result = await toolCallResultJson(app, call, name, args as Record<string, unknown> | undefined, era === 'modern' ? modernExtra : '')
+    } catch (err) {
+      // An unknown or disabled tool is the SDK's protocol error (-32602), answered there.
+      if (err instanceof UnknownToolError) return undefined
+      throw err
+    }
     return `{"result":${result},"jsonrpc":"2.0","id":${JSON.stringify(id)}}`
   }
 }

@@ -25,7 +25,8 @@ import {
 } from '@modelcontextprotocol/server'
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/server/validators/ajv'
 import { growthSkillMarkdown, skillMarkdown } from '../docs/agent-docs.ts'
-import { createFastLane, toolCallResult, type Caller, type FastLane } from './mcp-fast.ts'
+import { createFastLane, toolCallResult, type FastLane } from './mcp-fast.ts'
+import { UnknownToolError, type Call } from '../core/operations.ts'
 
 /** Who we are: the SDK's `serverInfo`, and what the fast lane stamps where the SDK would. */
 const SERVER_INFO = { name: 'growthdesk', version: '0.1.0' }
@@ -38,8 +39,8 @@ const CACHE_HINTS: Partial<Record<'tools/list' | 'resources/list' | 'resources/t
   'prompts/list': { ttlMs: 300_000, cacheScope: 'public' },
 }
 
-function callerOf(ctx: ServerContext): Caller {
-  const caller = ctx.http?.authInfo?.extra?.caller as Caller | undefined
+function callerOf(ctx: ServerContext): Call {
+  const caller = ctx.http?.authInfo?.extra?.caller as Call | undefined
   // Every request reaches the handlers through the authenticated route (routes/mcp.ts).
   if (!caller) throw new ProtocolError(ProtocolErrorCode.InternalError, 'The request reached MCP without credentials.')
   return caller
@@ -114,13 +115,14 @@ export function createMcpServer(app: FastifyInstance, options: { publicUrl: stri
   }
 
   const callTool = async (req: { params: { name: string; arguments?: Record<string, unknown> } }, ctx: ServerContext): Promise<CallToolResult> => {
-    const caller = callerOf(ctx)
     const { name, arguments: args } = req.params
-    // An unknown (or disabled) tool is a protocol error in MCP, not a failed call.
-    const op = await app.registry.toolFor(caller.principal, name).catch(() => {
-      throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${name}`)
-    })
-    return toolCallResult(app, caller, op, args)
+    try {
+      return await toolCallResult(app, callerOf(ctx), name, args)
+    } catch (err) {
+      // An unknown (or disabled) tool is a protocol error in MCP, not a failed call.
+      if (err instanceof UnknownToolError) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${name}`)
+      throw err
+    }
   }
 
   const listResources = async () => resourceList

@@ -12,7 +12,8 @@ import { MAX_JSON_DEPTH, nestsDeeperThan } from '../core/validation.ts'
 import { mcpAllowedHosts, mcpAllowedOrigins } from '../core/origins.ts'
 import type { McpServer } from './mcp-server.ts'
 import { certainEra } from './mcp-era.ts'
-import { mcpPaths, type Caller } from './mcp-fast.ts'
+import { mcpPaths } from './mcp-fast.ts'
+import { callOf } from '../core/operations.ts'
 
 /** We always answer with JSON; clients that accept only JSON are served too. */
 const ACCEPT = 'application/json, text/event-stream'
@@ -102,8 +103,7 @@ const mcpRoutes: FastifyPluginAsync<{ publicUrl: string; allowedOrigins: string[
       ? 'An empty JSON-RPC batch is not a request.'
       : nestsDeeperThan(parsed.message) ? `The JSON-RPC message nests deeper than ${MAX_JSON_DEPTH} levels.` : undefined)
     if (invalid) return reply.code(400).send({ jsonrpc: '2.0', id: null, error: { code: -32600, message: invalid } })
-    const projectHeader = request.headers['x-service-project']
-    const caller: Caller = { principal: request.principal, projectRef: typeof projectHeader === 'string' ? projectHeader : undefined, log: request.log }
+    const caller = callOf(request, 'mcp')
     const protocolVersion = request.headers['mcp-protocol-version']
     const era = parsed && certainEra(parsed.message, typeof protocolVersion === 'string' ? protocolVersion : undefined)
     const mcp = await server()

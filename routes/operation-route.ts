@@ -4,7 +4,7 @@
 // operation, and the call goes through the one way in, `registry.invoke`.
 import { Type, type TSchema } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
-import type { Operation, Surface } from '../core/operations.ts'
+import { callOf, type Operation, type Surface } from '../core/operations.ts'
 import { ErrorResponse, ProjectRef, StringEnum } from '../schemas/atoms.ts'
 import { wantsCsv } from '../core/csv.ts'
 import { appError } from '../core/errors.ts'
@@ -86,12 +86,7 @@ export function operationRoute(app: FastifyInstance, group: RouteGroup, route: O
       const fromPath = request.params as Record<string, string>
       const args: Record<string, unknown> = { ...((inQuery ? request.query : request.body) as object | undefined) }
       for (const name of argumentNames) args[name] = fromPath[name]
-      const call = {
-        principal: request.principal,
-        projectRef: route.project ? fromPath[route.project] : undefined,
-        surface: group.surface,
-        log: request.log,
-      }
+      const call = callOf(request, group.surface, route.project ? fromPath[route.project] : undefined)
       if (route.csv) {
         const { format, ...all } = args
         reply.header('vary', 'Accept')

@@ -2,10 +2,11 @@
 // tool gets a documented `POST /v1/tools/<name>` with its own argument and result schemas (so
 // /docs can call it); `POST /v1/tools/:name` answers for names that are not tools.
 import { Type } from '@sinclair/typebox'
-import type { FastifyInstance, FastifyPluginAsync, FastifyRequest, FastifySchemaCompiler } from 'fastify'
+import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest, FastifySchemaCompiler } from 'fastify'
 import { ErrorResponse, ProjectRef } from '../schemas/atoms.ts'
 import { bearerSecurity } from './operation-route.ts'
 import { coercingAjv, validatorOf } from '../core/validation.ts'
+import { callOf } from '../core/operations.ts'
 
 const Contract = Type.Object({
   name: Type.String(),
@@ -24,16 +25,11 @@ const errors = { '4xx': ErrorResponse, '5xx': ErrorResponse }
 const argumentsCheckedByTheRegistry: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) =>
   httpPart === 'body' ? () => true : validatorOf(coercingAjv, schema as object)
 
-async function callTool(app: FastifyInstance, request: FastifyRequest, name: string) {
-  const op = await app.registry.toolFor(request.principal, name)
-  const header = request.headers['x-service-project']
-  const result = await app.registry.invoke(op, request.body ?? {}, {
-    principal: request.principal,
-    projectRef: typeof header === 'string' ? header : undefined,
-    surface: 'tools-api',
-    log: request.log,
-  })
-  return { result }
+/** The result as the registry writes it for every surface, inside `{"result": …}`. */
+async function callTool(app: FastifyInstance, request: FastifyRequest, reply: FastifyReply, name: string) {
+  const text = await app.registry.callTool(name, request.body ?? {}, callOf(request, 'tools-api'))
+  // A JSON string is sent as it is (Fastify serializes only objects).
+  return reply.type('application/json; charset=utf-8').send(`{"result":${text}}`)
 }
 
 const toolsApi: FastifyPluginAsync = async (app) => {
@@ -62,13 +58,13 @@ const toolsApi: FastifyPluginAsync = async (app) => {
         response: { 200: Type.Object({ result: contract.output_schema }), ...errors },
       },
       validatorCompiler: argumentsCheckedByTheRegistry,
-      handler: (request) => callTool(app, request, contract.name),
+      handler: (request, reply) => callTool(app, request, reply, contract.name),
     })
   }
 
   app.post<{ Params: { name: string } }>('/tools/:name', {
     schema: { hide: true, params: Name, headers: Headers },
-  }, (request) => callTool(app, request, request.params.name))
+  }, (request, reply) => callTool(app, request, reply, request.params.name))
 }
 
 export default toolsApi

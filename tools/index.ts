@@ -1,5 +1,7 @@
-// Every operation of the registry. A new tool is one file in this folder and one line here.
-import type { Operation } from '../core/operations.ts'
+// The built-in tools: the first tool plugin (plugins/tool-plugins.ts loads it before any other).
+// A new tool is one file in this folder and one line in the list below; a tool from outside
+// the repository is a plugin of its own (docs/extending.md).
+import type { Operation, ToolPlugin } from '../core/operations.ts'
 import discoverTools from './discover-tools.ts'
 import searchSignals from './search-signals.ts'
 import listOpportunities from './list-opportunities.ts'
@@ -70,3 +72,10 @@ export const operations: Operation[] = [
   listWebhookDeliveries,
   redeliverWebhook,
 ]
+
+const builtinTools: ToolPlugin = async (app) => {
+  for (const op of operations) app.operations.add(op)
+}
+// The name a start-up error gives it (Fastify's display name of a plugin).
+Object.assign(builtinTools, { [Symbol.for('fastify.display-name')]: 'growthdesk built-in tools' })
+export default builtinTools
