@@ -40,7 +40,7 @@ function resolveGrowthdeskToThisCopy() {
   entryHook = true
   module.registerHooks({
     resolve(specifier, context, nextResolve) {
-      if (specifier === 'growthdesk') return { url: ENTRY, format: 'module', shortCircuit: true }
+      if (specifier === 'growthdesk') return { url: ENTRY, shortCircuit: true }
       return nextResolve(specifier, context)
     },
   })

@@ -7,7 +7,7 @@ import path from 'node:path'
 import postgres from 'postgres'
 import type { FastifyInstance } from 'fastify'
 import type { Test } from 'tap'
-import { buildApp } from '../../app.ts'
+import { buildApp, type BuildOptions } from '../../app.ts'
 import type { Config, Database } from '../../config.ts'
 import { openDatabase, pgliteTemplate } from '../../db/client.ts'
 import { templateKey } from '../../db/pglite-template.ts'
@@ -110,11 +110,13 @@ export interface TestAppOptions {
   config?: Partial<Config>
   /** A database that has never been migrated: the app's start migrates it. */
   emptyDatabase?: boolean
+  /** Tool plugins, as `buildApp({ plugins })` takes them. */
+  plugins?: BuildOptions['plugins']
 }
 
 export async function buildTestApp(t: Teardown, options: TestAppOptions = {}): Promise<FastifyInstance> {
   const database = await testDatabase(t, { empty: options.emptyDatabase })
-  const app = await buildApp({ config: testConfig(database, options.config), logger: false, now: options.now, checkOutputs: true })
+  const app = await buildApp({ config: testConfig(database, options.config), logger: false, now: options.now, checkOutputs: true, plugins: options.plugins })
   t.teardown(() => app.close())
   return app
 }
