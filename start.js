@@ -11,6 +11,10 @@
 // process peaked at 740–770 MB under load, against 245 MB without) and 50 MB kept afterwards;
 // the API's requests are as fast, a heavy SQL query about half as fast. PostgreSQL as the
 // database runs no WebAssembly: there the two flags change nothing.
+// On a Node too old to strip types, one line and exit code 1 instead of a stack trace
+// (bin/node-version.js); the TypeScript is only imported after that check.
 import module from 'node:module'
+import { nodeVersionSupported } from './bin/node-version.js'
+if (!nodeVersionSupported()) process.exit(1)
 module.enableCompileCache?.()
 await import('./server.ts')

@@ -4,11 +4,16 @@
 // template, a first start creates the database itself, as before. Run with npm start's
 // WebAssembly flags (start.js): initdb took 6.4–7.8 s and 1.1 GB without them, 4.3–4.5 s and
 // 0.55 GB with.
+// On a Node too old to strip types: the one line of bin/node-version.js, nothing built, and still
+// exit code 0 (the install itself is fine; `npm start` says the same line and stops).
 import module from 'node:module'
-module.enableCompileCache?.()
-try {
-  const { pgliteTemplate } = await import('../db/client.ts')
-  await pgliteTemplate()
-} catch (err) {
-  process.stderr.write(`growthdesk: no embedded-database template was built (${err.message}); a first start will create the database itself.\n`)
+import { nodeVersionSupported } from './node-version.js'
+if (nodeVersionSupported()) {
+  module.enableCompileCache?.()
+  try {
+    const { pgliteTemplate } = await import('../db/client.ts')
+    await pgliteTemplate()
+  } catch (err) {
+    process.stderr.write(`growthdesk: no embedded-database template was built (${err.message}); a first start will create the database itself.\n`)
+  }
 }
