@@ -145,7 +145,7 @@ export const events = pgTable('events', {
   receivedAt: tstz('received_at').notNull().defaultNow(),
 }, (t) => [
   // The two indexes every new event is written into, so kept small: they lead with the project's
-  // 4-byte seq rather than its text id (README, design notes).
+  // 4-byte seq rather than its text id (docs/design.md, "Ingestion without hot spots").
   // Idempotency by uuid (DESIGN §5): random uuids land anywhere in this index.
   uniqueIndex('events_uuid_key').on(t.projectSeq, t.uuid),
   // Leads with the day, so a batch of new events touches the few index pages of recent days
