@@ -270,6 +270,14 @@ export class Registry {
     return entry.op
   }
 
+  /** A tool's valid examples as a caller sends them (`project` first for project tools,
+   * `my-project` standing for the caller's own): OpenAPI shows them, SKILL.md the first. */
+  exampleArgs(name: string): Record<string, unknown>[] {
+    const op = this.entries.get(name)?.op
+    return (op?.examples?.valid ?? []).map(({ args }) =>
+      op!.scope === 'project' ? { project: 'my-project', ...(args as Record<string, unknown>) } : { ...(args as Record<string, unknown>) })
+  }
+
   contract(name: string): ToolContract | undefined {
     return this.entries.get(name)?.contract
   }

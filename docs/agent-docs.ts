@@ -38,8 +38,13 @@ export function argumentNames(tool: ToolContract): string {
 /** The first sentence of a description (the one-line summaries of tool lists). */
 export const firstSentence = (text: string): string => (/^.*?[.!?](\s|$)/.exec(text)?.[0] ?? text).trim()
 
-export function skillMarkdown(url: string, tools: ToolContract[]): string {
-  const toolLines = tools.map((t) => `- \`${t.name}\` — ${firstSentence(t.description)}${t.annotations.readOnlyHint ? '' : ' *(writes)*'} Arguments: ${argumentNames(t)}.`)
+/** `exampleOf`: a tool's example arguments (the registry's `exampleArgs`), shown beside it. */
+export function skillMarkdown(url: string, tools: ToolContract[], exampleOf: (name: string) => Record<string, unknown> | undefined = () => undefined): string {
+  const toolLines = tools.map((t) => {
+    const example = exampleOf(t.name)
+    return `- \`${t.name}\` — ${firstSentence(t.description)}${t.annotations.readOnlyHint ? '' : ' *(writes)*'} Arguments: ${argumentNames(t)}.` +
+      (example ? ` Example: \`${JSON.stringify(example)}\`` : '')
+  })
   return `---
 name: growthdesk
 description: Review a project's growth opportunities, read its daily metrics, and keep its project card and memories, through growthdesk's tools over REST or MCP.

@@ -5,7 +5,7 @@ import { growthSkillMarkdown, llmsTxt, skillMarkdown } from '../docs/agent-docs.
 const agentDocs: FastifyPluginAsync<{ publicUrl: string }> = async (app, { publicUrl }) => {
   const tools = app.registry.contracts()
   const documents = [
-    { url: '/SKILL.md', type: 'text/markdown; charset=utf-8', body: skillMarkdown(publicUrl, tools) },
+    { url: '/SKILL.md', type: 'text/markdown; charset=utf-8', body: skillMarkdown(publicUrl, tools, (name) => app.registry.exampleArgs(name)[0]) },
     { url: '/skills/growth/SKILL.md', type: 'text/markdown; charset=utf-8', body: growthSkillMarkdown(publicUrl) },
     { url: '/llms.txt', type: 'text/plain; charset=utf-8', body: llmsTxt(publicUrl, tools) },
   ]

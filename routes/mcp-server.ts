@@ -90,7 +90,7 @@ export function createMcpServer(app: FastifyInstance, options: { publicUrl: stri
     annotations: c.annotations,
   }))
   const documents = [
-    { uri: `${publicUrl}/SKILL.md`, name: 'skill', title: 'growthdesk SKILL.md', description: 'How an agent uses growthdesk: addresses, keys, project selection, tools, errors.', text: skillMarkdown(publicUrl, contracts) },
+    { uri: `${publicUrl}/SKILL.md`, name: 'skill', title: 'growthdesk SKILL.md', description: 'How an agent uses growthdesk: addresses, keys, project selection, tools, errors.', text: skillMarkdown(publicUrl, contracts, (name) => app.registry.exampleArgs(name)[0]) },
     { uri: `${publicUrl}/skills/growth/SKILL.md`, name: 'growth-skill', title: 'Growth skill (optional)', description: 'Exploration ideas; never changes tool inputs.', text: growthSkillMarkdown(publicUrl) },
   ]
   const resourceList = { resources: documents.map(({ text: _text, ...d }) => ({ ...d, mimeType: 'text/markdown' })) }

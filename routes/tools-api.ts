@@ -44,6 +44,7 @@ const toolsApi: FastifyPluginAsync = async (app) => {
   }, async (request) => app.registry.contract((await app.registry.toolFor(request.principal, request.params.name)).name))
 
   for (const contract of app.registry.contracts()) {
+    const examples = app.registry.exampleArgs(contract.name)
     app.route({
       method: 'POST',
       url: `/tools/${contract.name}`,
@@ -54,7 +55,7 @@ const toolsApi: FastifyPluginAsync = async (app) => {
         summary: `${contract.name}: ${contract.title}`,
         description: `${contract.description}\n\nProject tools take \`project\` (id or slug) in the body or the X-Service-Project header.`,
         headers: Headers,
-        body: contract.input_schema,
+        body: examples.length > 0 ? { ...contract.input_schema, examples } : contract.input_schema,
         response: { 200: Type.Object({ result: contract.output_schema }), ...errors },
       },
       validatorCompiler: argumentsCheckedByTheRegistry,

@@ -76,6 +76,11 @@ t.test('listed everywhere: /v1/tools, MCP in both eras, OpenAPI, SKILL.md', asyn
   for (const name of TOOLS) t.ok(openapi.paths[`/v1/tools/${name}`]?.post, `OpenAPI: ${name}`)
   const skill = (await app.inject({ method: 'GET', url: '/SKILL.md' })).body
   for (const name of TOOLS) t.match(skill, name, `SKILL.md: ${name}`)
+  // Each shows its first valid example, as a caller sends it.
+  t.match(skill, '- `count_opportunities_by_status` — How many growth opportunities of a project are in each pipeline status (pending, reviewing, contacted, adopted, ignored, done), optionally only those of one `type` or matching a text `q`. Arguments: `project?`, `type?`, `q?`. Example: `{"project":"my-project"}`')
+  const body = openapi.paths['/v1/tools/pending_digest'].post.requestBody.content['application/json']
+  t.same(Object.values(body.examples ?? {}).map((e) => (e as { value: unknown }).value),
+    [{ project: 'my-project' }, { project: 'my-project', limit: 3, style: 'numbered' }], 'OpenAPI: the example requests')
 })
 
 t.test('results and errors are the same bytes on REST and both MCP eras', async (t) => {
