@@ -20,7 +20,13 @@ t.test('defaults: 127.0.0.1:3000, embedded database in ./.data, public URL from 
     settingsCacheTtlMs: 10_000,
     rateLimit: { max: 300, ingestMax: 1000, windowMs: 10_000, authFailures: 30, authFailureWindowMs: 60_000, concurrency: 8 },
     webhooks: { enabled: true, allowPrivateNetworks: false },
+    plugins: [],
   })
+})
+
+t.test('GROWTHDESK_PLUGINS: a comma-separated list, blanks and empty entries ignored', async (t) => {
+  t.same(loadConfig({ GROWTHDESK_PLUGINS: 'acme-tools, /opt/local.js ,,./mine.js' }).plugins, ['acme-tools', '/opt/local.js', './mine.js'])
+  t.same(loadConfig({ GROWTHDESK_PLUGINS: ' ' }).plugins, [])
 })
 
 t.test('WEBHOOKS_ENABLED and WEBHOOKS_ALLOW_PRIVATE_NETWORKS: true or false', async (t) => {
