@@ -81,7 +81,7 @@ export class World {
     // Webhooks (and the rest) first: a message is made for the webhook its call names.
     const replace = async (value: unknown, messages: boolean): Promise<unknown> => {
       if (typeof value === 'string' && ID.test(value) && value.startsWith('msg_') === messages) return this.record(value, out.id)
-      if (Array.isArray(value)) return Promise.all(value.map((v) => replace(v, messages)))
+      // One at a time: an id named twice is one record, made once.
       if (value && typeof value === 'object') {
         for (const [k, v] of Object.entries(value)) (value as Record<string, unknown>)[k] = await replace(v, messages)
       }
