@@ -48,7 +48,7 @@ interface OperationBase<I extends TObject, O extends TSchema> {
   /** false: reachable only through its own REST route, not listed or callable as a tool. */
   tool?: boolean
   /** Calls that show and test it: the catalogue, call, era and fuzz suites, SKILL.md and OpenAPI read them. */
-  examples?: OperationExamples<I>
+  examples: OperationExamples<I>
 }
 
 /** One call of an operation. Project operations' arguments leave out `project`: every surface adds it. */

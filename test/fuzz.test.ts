@@ -17,7 +17,6 @@ import t, { type Test } from 'tap'
 import fc from 'fast-check'
 import net from 'node:net'
 import FindMyWay, { type HTTPMethod, type HTTPVersion } from 'find-my-way'
-import { randomUUID } from 'node:crypto'
 import type { InjectOptions, LightMyRequestResponse } from 'fastify'
 import { addMember, addProject, bearer, buildTestApp, PUBLIC_URL, seedWorkspace } from './helpers/app.ts'
 import { Agent, csrfOf } from './console/helpers.ts'
@@ -29,6 +28,7 @@ import { pkceS256 } from '../routes/oauth.ts'
 import { surfaceKinds } from '../plugins/auth.ts'
 import { badValues, jsonText, mutations, pathText, queryText, REMOVE, setAt, urlEncode, arbitraryMutation, deeplyNested, type BadValue, type Mutation, type Schema } from './fuzz/mutations.ts'
 import { appRoutes, recordReachedRoutes, routeKey } from './fuzz/routes.ts'
+import { allOperations, callArgs, World } from './helpers/examples.ts'
 import { changedTables, snapshot } from './fuzz/state.ts'
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 6)
@@ -187,7 +187,8 @@ t.test('fuzzing every route', async (t) => {
     return res
   }
 
-  // Data to point at: an opportunity, a memory and events in both workspaces.
+  // Data to point at: an opportunity, a memory and events in both workspaces (the operations'
+  // valid calls name records of their own, made below).
   const submit = (key: string, project: string) =>
     must({ method: 'POST', url: `/api/v1/mcp/projects/${project}/opportunities`, headers: json(key), payload: { contribution_type: 'potential_user_opportunity', key_information: 'Pricing question', reason: 'r', suggested_action: 's' } }, 201)
   const opp = (await submit(ws.keys.mcp, P)).json().event_id as string
@@ -203,7 +204,6 @@ t.test('fuzzing every route', async (t) => {
     headers: json(ws.keys.ingest),
     payload: { events: [0, 1, 2].map((i) => ({ event: 'daily_use', distinct_id: ws.user.email, timestamp: new Date(now - i * 60_000).toISOString() })) },
   }, 200)
-  const cursor = (await must({ method: 'GET', url: `/api/v1/mcp/projects/${P}/event-stream?limit=1`, headers: bearer(ws.keys.mcp) }, 200)).json().next_cursor as string
 
   // A webhook (and a message of it) in each workspace, made directly: no URL is resolved here.
   const hookOf = (w: typeof ws) => app.repos.webhooks.create({ workspaceId: w.workspace.id, projectId: w.project.id, url: 'https://example.com/hook', events: ['memory.added'], description: '', secret: 'whsec_c2VjcmV0', createdBy: w.user.id, now: new Date() })
@@ -253,57 +253,48 @@ t.test('fuzzing every route', async (t) => {
   const grantId = /\/console\/connections\/(grt_[0-9A-Za-z]+)\/revoke/.exec((await agent.get('/console/connections')).body)?.[1] ?? 'grt_missing'
   const otherGrant = 'grt_doesnotexist000'
 
-  // One known-valid call per operation, and per documented route that is not one.
-  const valid: Record<string, Record<string, unknown>> = {
-    discover_tools: { query: 'memory', include_schemas: true },
-    search_signals: { project: P, query: 'pricing', kinds: ['opportunity', 'memory'], limit: 5 },
-    list_opportunities: { project: P, type: 'potential_user_opportunity', date: 'all', evaluation: 'all', status: 'pending', page: 1, page_size: 20 },
-    review_opportunity: { project: P, event_id: opp, evaluation: 'useful', status: 'reviewing', note: 'Called them' },
-    review_opportunities: { project: P, event_ids: [opp], evaluation: 'useful', status: 'reviewing', note: 'Called them' },
-    submit_opportunity: { project: P, contribution_type: 'potential_user_opportunity', key_information: 'CTO asked about SSO', reason: 'Enterprise plan', suggested_action: 'Offer a demo', source_url: 'https://example.com/thread', external_id: 'fuzz-base' },
-    get_review_history: { project: P, event_id: opp },
-    get_overview: { project: P },
-    get_daily_ops: { project: P, window: '30d' },
-    get_daily_event_summary: { project: P, window: '7d', event: 'daily_use' },
-    get_event_stream: { project: P, limit: 10, before: cursor },
-    list_projects: {},
-    create_project: { slug: 'fuzz-created', name: 'Fuzz', website: 'https://example.com', audience: 'Teams', value_proposition: 'Faster', goals: ['100 teams'], channels: ['newsletter'], stage: 'beta', timezone: 'Europe/Berlin' },
-    get_project: { project: P },
-    update_project: { project: P, slug: ws.project.slug, name: 'Demo project', website: 'https://example.com', audience: 'Teams', value_proposition: 'Faster', goals: ['100 teams'], channels: ['newsletter'], stage: 'beta', timezone: 'UTC' },
-    list_memories: { project: P, query: 'pricing', tag: 'pricing', page: 1, page_size: 10 },
-    add_memory: { project: P, content: 'Annual plans convert better', tags: ['pricing'], source: 'call' },
-    update_memory: { id: memory, content: 'Annual plans convert better', tags: ['pricing'], source: 'call' },
-    forget_memory: { id: memory },
-    ingest_events: { events: [{ event: 'signup', distinct_id: 'ada@example.com', timestamp: new Date(now).toISOString(), uuid: randomUUID(), properties: { plan: 'pro' } }] },
-    list_workspace_tools: {},
-    set_tool_enabled: { name: 'search_signals', enabled: true },
-    list_tools: {},
-    get_tool: { name: 'get_overview' },
-    create_webhook: { project: P, url: 'https://example.com/hook', events: ['memory.added', 'opportunity.reviewed'], description: 'CRM' },
-    list_webhooks: { project: P },
-    get_webhook: { id: hook },
-    update_webhook: { id: hook, url: 'https://example.com/hook', events: ['memory.added'], description: 'CRM', enabled: true },
-    delete_webhook: { id: hook },
-    rotate_webhook_secret: { id: hook },
-    test_webhook: { id: hook },
-    list_webhook_deliveries: { id: hook, status: 'pending', page: 1, page_size: 20 },
-    redeliver_webhook: { id: hook, delivery: message },
+  // One known-valid call per operation: the richest of its own examples (the most values, the
+  // most to make bad), the records it names made in our workspace (test/helpers/examples.ts);
+  // and one per documented route that is no operation.
+  const operations = allOperations(app)
+  const world = new World(app, ws)
+  const leaves = (value: unknown): number =>
+    Array.isArray(value) ? value.reduce((n: number, v) => n + leaves(v), 0) : value && typeof value === 'object' ? Object.values(value).reduce((n: number, v) => n + leaves(v), 0) : 1
+  const valid: Record<string, Record<string, unknown>> = { list_tools: {}, get_tool: { name: app.registry.names()[0]! } }
+  for (const op of operations) {
+    const richest = op.examples.valid.reduce((a, b) => (leaves(b.args) > leaves(a.args) ? b : a))
+    valid[op.name] = callArgs(op, await world.realize(op, richest.args), P)
   }
+  const notATool = operations.find((op) => op.tool === false)?.name ?? 'no_such_operation'
 
-  /** Values the schema allows that name nothing this caller may reach, by field (and operation). */
+  /**
+   * Values the schema allows that name nothing this caller may reach: by field, and by what the
+   * valid call's value is — an id of some kind (another workspace's record of that kind, or none),
+   * the name of a tool (no such tool, an operation that is not one).
+   */
   const semantic = (op: string): Record<string, BadValue[]> => {
     const v = (value: unknown, label: string): BadValue => ({ value, label, badness: 'semantic' })
+    const kinds: Record<string, [string | undefined, string]> = { opp: [otherOpp, 'opportunity'], mem: [otherMemory, 'memory'], whk: [otherHook, 'webhook'], msg: [undefined, 'message'], key: [otherKeyId, 'key'] }
+    const byValue: Record<string, BadValue[]> = {}
+    for (const [field, value] of Object.entries(valid[op] ?? {})) {
+      const first = Array.isArray(value) ? value[0] : value
+      const kind = typeof first === 'string' ? /^(opp|mem|whk|msg|key)_/.exec(first)?.[1] : undefined
+      if (kind) {
+        const [theirs, noun] = kinds[kind]!
+        byValue[field] = Array.isArray(value)
+          ? [...(theirs ? [v([first, theirs], `another workspace's ${noun} among ours`)] : []), v([`${kind}_doesnotexist000`], `no such ${noun}`)]
+          : [...(theirs ? [v(theirs, `another workspace's ${noun}`)] : []), v(`${kind}_doesnotexist000`, `no such ${noun}`)]
+      } else if (typeof value === 'string' && field === 'name' && app.registry.names().includes(value)) {
+        byValue[field] = [v('no_such_tool', 'no such tool'), v(notATool, 'an operation that is not a tool')]
+      }
+    }
     return {
       project: [v(other.project.id, "another workspace's project"), v('no-such-project', 'no such project')],
-      event_id: [v(otherOpp, "another workspace's opportunity"), v('opp_doesnotexist000', 'no such opportunity')],
-      event_ids: [v([opp, otherOpp], "another workspace's opportunity among ours"), v(['opp_doesnotexist000'], 'no such opportunity')],
-      ...(op.endsWith('_memory') ? { id: [v(otherMemory, "another workspace's memory"), v('mem_doesnotexist000', 'no such memory')] } : {}),
-      ...(op.includes('webhook') ? { id: [v(otherHook, "another workspace's webhook"), v('whk_doesnotexist000', 'no such webhook')], delivery: [v('msg_doesnotexist000', 'no such message')] } : {}),
       timezone: [v('Mars/Olympus_Mons', 'no such time zone')],
-      ...(op === 'set_tool_enabled' || op === 'get_tool' ? { name: [v('no_such_tool', 'no such tool'), v('ingest_events', 'an operation that is not a tool')] } : {}),
       timestamp: [v('2999-01-01T00:00:00Z', 'far in the future'), v('0000-01-01T00:00:00Z', 'year 0')],
       before: [v('not-a-cursor', 'not a cursor')],
-      ...(op === 'create_project' ? { slug: [v(ws.project.slug, 'taken')] } : op === 'update_project' ? { slug: [v(second.slug, "another project's")] } : {}),
+      slug: [v(second.slug, "another project's")],
+      ...byValue,
     }
   }
 
@@ -346,10 +337,8 @@ t.test('fuzzing every route', async (t) => {
   }
 
   await t.test('the valid calls are valid', async (t) => {
-    for (const name of [...app.registry.names(), 'ingest_events', 'list_workspace_tools', 'set_tool_enabled']) {
-      const contract = app.registry.contract(name)
-      const schema = contract?.input_schema ?? operationOf(name)!.input
-      const check = strictAjv.compile(schema as object)
+    for (const { name } of operations) {
+      const check = strictAjv.compile(app.registry.contract(name)!.input_schema)
       t.ok(check(structuredClone(valid[name])), `${name}: ${JSON.stringify(check.errors ?? [])}`)
     }
     // Read-only ones are called for real: they answer 200.
@@ -396,7 +385,7 @@ t.test('fuzzing every route', async (t) => {
       const name = op.operationId.replace(/^call_/, '')
       const base = valid[name]
       if (!base) {
-        t.fail(`${method} ${url}: no valid call for ${name}; add one to \`valid\``)
+        t.fail(`${method} ${url}: no valid call for ${name}: neither an operation with examples nor a route in \`valid\``)
         continue
       }
       const params = op.parameters ?? []
@@ -980,7 +969,9 @@ t.test('fuzzing every route', async (t) => {
         // A narrowed key reaches only its project; the workspace's tool switches are not a project's,
         // and events sent without a project go to the key's own.
         if (name !== 'set_tool_enabled' && name !== 'ingest_events') out.push(`Bearer ${mcpish ? narrowedMcp : narrowedService}`)
-        if (operationOf(name)?.scope === 'project' || name.endsWith('_memory')) out.push(`Bearer ${mcpish ? other.keys.mcp : other.keys.service}`)
+        // Another workspace's key reaches none of our records: a project, or one the call names by id.
+        const namesRecord = Object.values(valid[name] ?? {}).some((x) => typeof x === 'string' && /^(opp|mem|whk|msg|key)_/.test(x))
+        if (operationOf(name)?.scope === 'project' || namesRecord) out.push(`Bearer ${mcpish ? other.keys.mcp : other.keys.service}`)
       }
       return out
     }

@@ -36,6 +36,17 @@ export default defineOperation({
     expires_at: NullableTimestamp(),
   }),
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
+  examples: {
+    valid: [
+      { title: 'A read-only MCP key for an agent', args: { kind: 'mcp', name: 'Claude Desktop', read_only: true } },
+      { title: 'An ingest key for one project’s website, until the end of June', args: { kind: 'ingest', name: 'Website tracking', project: 'acme-web', expires_at: '2027-06-30T00:00:00Z' } },
+    ],
+    invalid: [
+      { title: 'A kind of key that cannot be issued', args: { kind: 'admin' }, field: 'kind' },
+      { title: 'An expiry that is not a date-time', args: { kind: 'service', expires_at: 'next year' }, field: 'expires_at' },
+      { title: 'An ingest key for no project', args: { kind: 'ingest', name: 'Website tracking' }, field: 'project' },
+    ],
+  },
   async handler(args, ctx) {
     if (ctx.principal.kind !== 'session' && ctx.principal.kind !== 'operator') {
       throw appError('Forbidden', 'Keys are made in the console or with the CLI, not with another key.')

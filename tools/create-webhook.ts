@@ -22,6 +22,21 @@ export default defineOperation({
   }, { additionalProperties: false }),
   output: WebhookWithSecret,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+  examples: {
+    valid: [
+      {
+        title: 'Send new and reviewed opportunities to a CRM',
+        args: { url: 'https://crm.example.com/hooks/growthdesk', events: ['opportunity.submitted', 'opportunity.reviewed'], description: 'CRM sync' },
+      },
+      { title: 'Every memory change, to a team chat bridge', args: { url: 'https://chat.example.com/incoming/7f3a', events: ['memory.added', 'memory.updated', 'memory.forgotten'] } },
+    ],
+    invalid: [
+      { title: 'No events', args: { url: 'https://crm.example.com/hooks/growthdesk' }, field: 'events' },
+      { title: 'An event that does not exist', args: { url: 'https://crm.example.com/hooks/growthdesk', events: ['opportunity.deleted'] }, field: 'events[0]' },
+      { title: 'A plain http:// URL', args: { url: 'http://crm.example.com/hooks/growthdesk', events: ['opportunity.submitted'] }, field: 'url' },
+      { title: 'Not a URL', args: { url: 'crm.example.com', events: ['opportunity.submitted'] }, field: 'url' },
+    ],
+  },
   async handler(args, ctx) {
     const url = await checkWebhookTarget(args.url, ctx.webhookPolicy)
     const secret = newWebhookSecret()

@@ -13,6 +13,10 @@ export default defineOperation({
   input: Type.Object({ id: WebhookId }, { additionalProperties: false }),
   output: Type.Object({ id: Type.String(), deleted: Type.Literal(true) }),
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false },
+  examples: {
+    valid: [{ title: 'Delete a webhook and its delivery log', args: { id: 'whk_3Cj7Ry1Ua5Ei9Oz2Pw6m' } }],
+    invalid: [{ title: 'No webhook', args: {}, field: 'id' }],
+  },
   async handler(args, ctx) {
     await ownedWebhook(ctx, args.id)
     if (!(await ctx.repos.webhooks.remove(args.id))) throw appError('NotFound', `Webhook '${args.id}' was not found.`)

@@ -34,6 +34,17 @@ export default defineOperation({
     total: Type.Integer(),
   }),
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true },
+  examples: {
+    valid: [
+      { title: 'Every tool enabled in the workspace', args: {} },
+      { title: 'The tools about memories, with their input schemas', args: { query: 'memory', include_schemas: true } },
+    ],
+    invalid: [
+      { title: 'An empty query', args: { query: '' }, field: 'query' },
+      { title: 'include_schemas as text', args: { include_schemas: 'yes' }, field: 'include_schemas' },
+      { title: 'An argument it does not take', args: { verbose: true }, field: 'verbose' },
+    ],
+  },
   async handler(args, ctx) {
     const wanted = words(args.query ?? '')
     const tools = (await ctx.registry.toolsFor(ctx.principal))

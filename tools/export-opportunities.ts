@@ -27,6 +27,16 @@ export default defineOperation({
     batches: Type.Unsafe<AsyncIterable<Opportunity[]>>({ description: 'The opportunities, in batches read one at a time as they are consumed.' }),
   }),
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true },
+  examples: {
+    valid: [
+      { title: 'Every opportunity evaluated useful', args: { evaluation: 'useful' } },
+      { title: 'Today’s pending partnership leads that mention pricing', args: { type: 'partnership', date: 'today', status: 'pending', q: 'pricing' } },
+    ],
+    invalid: [
+      { title: 'A page: the export has none', args: { page: 2 }, field: 'page' },
+      { title: 'A date filter that does not exist', args: { date: 'yesterday' }, field: 'date' },
+    ],
+  },
   async handler(args, ctx) {
     const timeZone = ctx.project.timezone
     return {

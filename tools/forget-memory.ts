@@ -13,6 +13,14 @@ export default defineOperation({
   input: Type.Object({ id: MemoryId }, { additionalProperties: false }),
   output: Type.Object({ id: Type.String(), deleted: Type.Literal(true) }),
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false },
+  examples: {
+    valid: [{ title: 'Forget a memory that is no longer true', args: { id: 'mem_8Gt2Kp6Vz1Hs4Wn9Bd3r' } }],
+    invalid: [
+      { title: 'No memory', args: {}, field: 'id' },
+      { title: 'Not a memory id', args: { id: 'memory-12' }, field: 'id' },
+      { title: 'A reason: it is not kept', args: { id: 'mem_8Gt2Kp6Vz1Hs4Wn9Bd3r', reason: 'outdated' }, field: 'reason' },
+    ],
+  },
   async handler(args, ctx) {
     await writableMemory(ctx, args.id)
     if (!(await ctx.repos.memories.remove(args.id, ctx.now()))) throw appError('NotFound', `Memory '${args.id}' was not found.`)

@@ -18,6 +18,16 @@ export default defineOperation({
   ),
   output: DailyEventSummary,
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true },
+  examples: {
+    valid: [
+      { title: 'Every event name over the last 7 days', args: {} },
+      { title: 'Signups over the last 30 days', args: { window: '30d', event: 'signup' } },
+    ],
+    invalid: [
+      { title: 'An empty event name', args: { event: '' }, field: 'event' },
+      { title: 'A list of events: it takes one', args: { events: ['signup', 'daily_use'] }, field: 'events' },
+    ],
+  },
   async handler(args, ctx) {
     const window = args.window ?? '7d'
     const days = dayRange(localDate(ctx.now(), ctx.project.timezone), windows[window])

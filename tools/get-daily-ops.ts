@@ -15,6 +15,16 @@ export default defineOperation({
   input: Type.Object({ window: WindowParam }, { additionalProperties: false }),
   output: DailyOps,
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true },
+  examples: {
+    valid: [
+      { title: 'The last 7 days', args: {} },
+      { title: 'The last 30 days', args: { window: '30d' } },
+    ],
+    invalid: [
+      { title: 'A window that does not exist', args: { window: '90d' }, field: 'window' },
+      { title: 'A day: the window ends today', args: { window: '7d', day: '2026-11-20' }, field: 'day' },
+    ],
+  },
   async handler(args, ctx) {
     const window = args.window ?? '7d'
     const days = dayRange(localDate(ctx.now(), ctx.project.timezone), windows[window])

@@ -36,6 +36,17 @@ export default defineOperation({
   ),
   output: EventStream,
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true },
+  examples: {
+    valid: [
+      { title: 'Your 20 most recent events', args: {} },
+      { title: 'Older ones: 50 before a page’s next_cursor', args: { limit: 50, before: 'MjAyNi0xMS0yMFQwODoxNTowMC4wMDBafDQ4MTI' } },
+    ],
+    invalid: [
+      { title: 'No events at all', args: { limit: 0 }, field: 'limit' },
+      { title: 'The limit as text', args: { limit: '50' }, field: 'limit' },
+      { title: 'A cursor this API did not return', args: { before: 'not-a-cursor' }, field: 'before' },
+    ],
+  },
   async handler(args, ctx) {
     const limit = args.limit ?? 20
     const before = args.before ? decodeCursor(args.before) : undefined

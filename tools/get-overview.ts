@@ -19,6 +19,10 @@ export default defineOperation({
   input: Type.Object({}, { additionalProperties: false }),
   output: Overview,
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true },
+  examples: {
+    valid: [{ title: 'The project’s KPIs today', args: {} }],
+    invalid: [{ title: 'A window: the overview has its own', args: { window: '30d' }, field: 'window' }],
+  },
   async handler(_args, ctx) {
     const { project } = ctx
     const now = ctx.now()

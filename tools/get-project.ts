@@ -13,6 +13,10 @@ export default defineOperation({
   input: Type.Object({}, { additionalProperties: false }),
   output: ProjectWithRole,
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true },
+  examples: {
+    valid: [{ title: 'The project card and your role', args: {} }],
+    invalid: [{ title: 'A choice of fields: the card comes whole', args: { fields: ['goals'] }, field: 'fields' }],
+  },
   async handler(_args, ctx) {
     const card = (await ctx.repos.projects.find(ctx.project.id))!
     return { ...card, role: ctx.project.role }

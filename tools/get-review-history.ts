@@ -14,6 +14,14 @@ export default defineOperation({
   input: Type.Object({ event_id: EventId }, { additionalProperties: false }),
   output: ReviewHistory,
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true },
+  examples: {
+    valid: [{ title: 'How an opportunity moved through the pipeline', args: { event_id: 'opp_2x7Kq9LmVb4Nc8Rt1Yw3' } }],
+    invalid: [
+      { title: 'No opportunity', args: {}, field: 'event_id' },
+      { title: 'A memory id instead of an opportunity id', args: { event_id: 'mem_5Nq1Yc8ZrT3wLx7DfH2k' }, field: 'event_id' },
+      { title: 'An argument it does not take', args: { event_id: 'opp_2x7Kq9LmVb4Nc8Rt1Yw3', limit: 5 }, field: 'limit' },
+    ],
+  },
   async handler(args, ctx) {
     if (!(await ctx.repos.opportunities.exists(ctx.project.id, args.event_id))) {
       throw appError('NotFound', `Opportunity '${args.event_id}' was not found in project '${ctx.project.slug}'.`)

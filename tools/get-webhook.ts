@@ -12,6 +12,13 @@ export default defineOperation({
   input: Type.Object({ id: WebhookId }, { additionalProperties: false }),
   output: Webhook,
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true },
+  examples: {
+    valid: [{ title: 'A webhook and its state', args: { id: 'whk_9Vb4Mn2Qs7Kp1Xz6Rt3e' } }],
+    invalid: [
+      { title: 'No webhook', args: {}, field: 'id' },
+      { title: 'A delivery id instead of a webhook id', args: { id: 'msg_2Lk8Wd5Hc1Pj9Ty4Fm7s' }, field: 'id' },
+    ],
+  },
   async handler(args, ctx) {
     return toWebhook(await ownedWebhook(ctx, args.id), ctx.now())
   },

@@ -19,6 +19,26 @@ export default defineOperation({
   input: Type.Object({ events: Type.Array(IncomingEvent, { minItems: 1, maxItems: MAX_BATCH }) }, { additionalProperties: false }),
   output: IngestResult,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true },
+  examples: {
+    valid: [
+      {
+        title: 'A signup and a day of use, each with its uuid so a resend is not counted twice',
+        args: {
+          events: [
+            { event: 'signup', distinct_id: 'ada@example.com', timestamp: '2025-06-09T09:30:00+02:00', uuid: '0197548c-2f6a-7b1e-9c3d-4e5f60718293', properties: { plan: 'pro', source: 'newsletter' } },
+            { event: 'daily_use', distinct_id: 'ada@example.com', timestamp: '2025-06-09T10:05:00+02:00', uuid: '0197548c-2f6a-7b1e-9c3d-4e5f60718294' },
+          ],
+        },
+      },
+      { title: 'One event, at the time it arrives', args: { events: [{ event: 'daily_use', distinct_id: 'user-1842' }] } },
+    ],
+    invalid: [
+      { title: 'No events', args: { events: [] }, field: 'events' },
+      { title: 'An event without its user', args: { events: [{ event: 'signup' }] }, field: 'events[0].distinct_id' },
+      { title: 'A time without a date', args: { events: [{ event: 'signup', distinct_id: 'ada@example.com', timestamp: '09:30' }] }, field: 'events[0].timestamp' },
+      { title: 'A uuid that is not one', args: { events: [{ event: 'signup', distinct_id: 'ada@example.com', uuid: '42' }] }, field: 'events[0].uuid' },
+    ],
+  },
   async handler(args, ctx) {
     const now = ctx.now()
     const limit = now.getTime() + MAX_AHEAD_MS

@@ -23,6 +23,17 @@ export default defineOperation({
   ),
   output: PageOf(Memory),
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true },
+  examples: {
+    valid: [
+      { title: 'The newest memories', args: {} },
+      { title: 'Memories tagged pricing that mention annual plans, 10 a page', args: { query: 'annual plan', tag: 'pricing', page_size: 10 } },
+    ],
+    invalid: [
+      { title: 'Page 0', args: { page: 0 }, field: 'page' },
+      { title: 'An empty tag', args: { tag: '' }, field: 'tag' },
+      { title: 'Several tags: it takes one', args: { tags: ['pricing', 'churn'] }, field: 'tags' },
+    ],
+  },
   async handler(args, ctx) {
     const page = args.page ?? 1
     const pageSize = args.page_size ?? 20

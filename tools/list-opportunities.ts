@@ -43,6 +43,23 @@ export default defineOperation({
   input: Type.Object(OpportunityFilters, { additionalProperties: false }),
   output: OpportunityPage,
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true },
+  examples: {
+    valid: [
+      { title: 'The opportunities waiting for review, 50 a page', args: { status: 'pending', page_size: 50 } },
+      { title: 'Partnership leads received today, evaluated useful, that mention pricing', args: { type: 'partnership', date: 'today', evaluation: 'useful', q: 'pricing' } },
+      {
+        title: 'The next page: `after` is the previous page’s next_cursor',
+        args: { status: 'pending', page_size: 50, after: 'MjAyNi0xMS0xOVQxNjo0MjowNy4xMjM0NTZafG9wcF8yeDdLcTlMbVZiNE5jOFJ0MVl3M3wy' },
+      },
+    ],
+    invalid: [
+      { title: 'A status that does not exist', args: { status: 'open' }, field: 'status' },
+      { title: 'More than 100 a page', args: { page_size: 101 }, field: 'page_size' },
+      { title: 'An empty search', args: { q: '' }, field: 'q' },
+      { title: 'A cursor this API did not return', args: { after: 'bm90IGEgY3Vyc29y' }, field: 'after' },
+      { title: 'An argument it does not take', args: { sort: 'newest' }, field: 'sort' },
+    ],
+  },
   async handler(args, ctx) {
     const cursor = args.after !== undefined ? decodeCursor(args.after) : undefined
     // With a cursor, `page` (1 by default, so a sent 1 cannot be told from none) is not used:

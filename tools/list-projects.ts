@@ -13,6 +13,10 @@ export default defineOperation({
   input: Type.Object({}, { additionalProperties: false }),
   output: Type.Object({ items: Type.Array(ProjectWithRole) }),
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true },
+  examples: {
+    valid: [{ title: 'Every project you can reach', args: {} }],
+    invalid: [{ title: 'A project: it lists them all', args: { project: 'acme-web' }, field: 'project' }],
+  },
   async handler(_args, ctx) {
     const rows = await ctx.repos.projects.listForUser(ctx.principal)
     return { items: rows.map((r) => ({ ...r.project, role: r.role })) }

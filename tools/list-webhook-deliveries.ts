@@ -20,6 +20,16 @@ export default defineOperation({
   }, { additionalProperties: false }),
   output: Type.Object({ items: Type.Array(Delivery), total: Type.Integer(), page: Type.Integer(), page_size: Type.Integer() }),
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true },
+  examples: {
+    valid: [
+      { title: 'The messages that failed', args: { id: 'whk_9Vb4Mn2Qs7Kp1Xz6Rt3e', status: 'failed' } },
+      { title: 'Every message, the second page of 50', args: { id: 'whk_9Vb4Mn2Qs7Kp1Xz6Rt3e', page: 2, page_size: 50 } },
+    ],
+    invalid: [
+      { title: 'A status that does not exist', args: { id: 'whk_9Vb4Mn2Qs7Kp1Xz6Rt3e', status: 'sent' }, field: 'status' },
+      { title: 'More than 100 a page', args: { id: 'whk_9Vb4Mn2Qs7Kp1Xz6Rt3e', page_size: 101 }, field: 'page_size' },
+    ],
+  },
   async handler(args, ctx) {
     await ownedWebhook(ctx, args.id)
     const page = args.page ?? 1

@@ -13,6 +13,10 @@ export default defineOperation({
   input: Type.Object({ project: Type.Optional(ProjectRef) }, { additionalProperties: false }),
   output: Type.Object({ items: Type.Array(Webhook) }),
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true },
+  examples: {
+    valid: [{ title: 'The project’s webhooks', args: {} }],
+    invalid: [{ title: 'A filter it does not take', args: { enabled: true }, field: 'enabled' }],
+  },
   async handler(_args, ctx) {
     const now = ctx.now()
     return { items: (await ctx.repos.webhooks.list(ctx.project.id)).map((w) => toWebhook(w, now)) }

@@ -15,6 +15,13 @@ export default defineOperation({
   input: Type.Object({ id: WebhookId, delivery: DeliveryId }, { additionalProperties: false }),
   output: Delivery,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+  examples: {
+    valid: [{ title: 'Send a message again', args: { id: 'whk_9Vb4Mn2Qs7Kp1Xz6Rt3e', delivery: 'msg_2Lk8Wd5Hc1Pj9Ty4Fm7s' } }],
+    invalid: [
+      { title: 'No message', args: { id: 'whk_9Vb4Mn2Qs7Kp1Xz6Rt3e' }, field: 'delivery' },
+      { title: 'A webhook id as the message', args: { id: 'whk_9Vb4Mn2Qs7Kp1Xz6Rt3e', delivery: 'whk_9Vb4Mn2Qs7Kp1Xz6Rt3e' }, field: 'delivery' },
+    ],
+  },
   async handler(args, ctx) {
     await ownedWebhook(ctx, args.id)
     const row = await ctx.repos.webhooks.redeliver(args.id, args.delivery, ctx.now())

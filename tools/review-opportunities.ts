@@ -18,6 +18,22 @@ export default defineOperation({
   input: Type.Object({ event_ids: BulkReviewIds, ...ReviewFields }, { additionalProperties: false }),
   output: BulkReviewResult,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true },
+  examples: {
+    valid: [
+      { title: 'Mark three opportunities done', args: { event_ids: ['opp_2x7Kq9LmVb4Nc8Rt1Yw3', 'opp_5Hs8TqW1nZ6yPe3AkG0u', 'opp_9Fd4Jx2Bv7Mw1Qr6Ls8e'], status: 'done' } },
+      {
+        title: 'Evaluate two not useful and ignore them, with the reason',
+        args: { event_ids: ['opp_5Hs8TqW1nZ6yPe3AkG0u', 'opp_9Fd4Jx2Bv7Mw1Qr6Ls8e'], evaluation: 'not_useful', status: 'ignored', note: 'Agencies reselling, not customers' },
+      },
+    ],
+    invalid: [
+      { title: 'No opportunities', args: { event_ids: [], status: 'done' }, field: 'event_ids' },
+      { title: 'The same opportunity twice', args: { event_ids: ['opp_2x7Kq9LmVb4Nc8Rt1Yw3', 'opp_2x7Kq9LmVb4Nc8Rt1Yw3'], status: 'done' }, field: 'event_ids' },
+      { title: 'Not an opportunity id among them', args: { event_ids: ['opp_2x7Kq9LmVb4Nc8Rt1Yw3', 'mem_5Nq1Yc8ZrT3wLx7DfH2k'], status: 'done' }, field: 'event_ids[1]' },
+      { title: 'A status that does not exist', args: { event_ids: ['opp_2x7Kq9LmVb4Nc8Rt1Yw3'], status: 'closed' }, field: 'status' },
+      { title: 'Nothing to change', args: { event_ids: ['opp_2x7Kq9LmVb4Nc8Rt1Yw3'] }, field: '' },
+    ],
+  },
   async handler(args, ctx) {
     const { event_ids, evaluation, status, note } = args
     requireReviewField(args)

@@ -27,6 +27,21 @@ export default defineOperation({
   input: Type.Object({ event_id: EventId, ...ReviewFields }, { additionalProperties: false }),
   output: ReviewResult,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true },
+  examples: {
+    valid: [
+      {
+        title: 'Evaluate an opportunity useful and move it to contacted, with a note',
+        args: { event_id: 'opp_2x7Kq9LmVb4Nc8Rt1Yw3', evaluation: 'useful', status: 'contacted', note: 'Emailed their CTO; call booked for Tuesday' },
+      },
+      { title: 'Clear the evaluation, nothing else', args: { event_id: 'opp_2x7Kq9LmVb4Nc8Rt1Yw3', evaluation: '' } },
+    ],
+    invalid: [
+      { title: 'An evaluation that does not exist', args: { event_id: 'opp_2x7Kq9LmVb4Nc8Rt1Yw3', evaluation: 'great' }, field: 'evaluation' },
+      { title: 'A note over 2000 characters', args: { event_id: 'opp_2x7Kq9LmVb4Nc8Rt1Yw3', note: 'x'.repeat(2001) }, field: 'note' },
+      { title: 'Not an opportunity id', args: { event_id: '42', status: 'done' }, field: 'event_id' },
+      { title: 'Nothing to change', args: { event_id: 'opp_2x7Kq9LmVb4Nc8Rt1Yw3' }, field: '' },
+    ],
+  },
   async handler(args, ctx) {
     const { event_id, evaluation, status, note } = args
     requireReviewField(args)

@@ -13,6 +13,13 @@ export default defineOperation({
   input: Type.Object({ id: Type.String({ pattern: '^key_[0-9A-Za-z]{1,40}$', description: 'The key id (key_…).' }) }, { additionalProperties: false }),
   output: Type.Object({ id: Type.String(), revoked: Type.Boolean() }),
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true },
+  examples: {
+    valid: [{ title: 'Revoke a key by its id', args: { id: 'key_6Gr3Ue8Bn0Ai5Yo2Vx9q' } }],
+    invalid: [
+      { title: 'No key', args: {}, field: 'id' },
+      { title: 'The key itself instead of its id', args: { id: 'gds_0123456789abcdef' }, field: 'id' },
+    ],
+  },
   async handler(args, ctx) {
     if (ctx.principal.kind !== 'session' && ctx.principal.kind !== 'operator') {
       throw appError('Forbidden', 'Keys are revoked in the console or with the CLI, not with another key.')

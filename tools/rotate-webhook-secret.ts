@@ -16,6 +16,10 @@ export default defineOperation({
   input: Type.Object({ id: WebhookId }, { additionalProperties: false }),
   output: WebhookWithSecret,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
+  examples: {
+    valid: [{ title: 'A new signing secret; the old one signs for 24 hours more', args: { id: 'whk_9Vb4Mn2Qs7Kp1Xz6Rt3e' } }],
+    invalid: [{ title: 'A secret of your choosing', args: { id: 'whk_9Vb4Mn2Qs7Kp1Xz6Rt3e', secret: 'whsec_bXlzZWNyZXQ=' }, field: 'secret' }],
+  },
   async handler(args, ctx) {
     await ownedWebhook(ctx, args.id)
     const secret = newWebhookSecret()

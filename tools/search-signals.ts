@@ -30,6 +30,17 @@ export default defineOperation({
     ),
   }),
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true },
+  examples: {
+    valid: [
+      { title: 'Opportunities and memories about pricing', args: { query: 'pricing' } },
+      { title: 'Memories only: a phrase, without a word, the first 5', args: { query: '"annual plan" -discount', kinds: ['memory'], limit: 5 } },
+    ],
+    invalid: [
+      { title: 'No query', args: { kinds: ['memory'] }, field: 'query' },
+      { title: 'More than 50 results', args: { query: 'pricing', limit: 51 }, field: 'limit' },
+      { title: 'A kind that is not searched', args: { query: 'pricing', kinds: ['event'] }, field: 'kinds[0]' },
+    ],
+  },
   async handler(args, ctx) {
     const wanted: SignalKind[] = args.kinds ?? ['opportunity', 'memory']
     const searched = wanted.filter((k) => k === 'memory' || roleAtLeast(ctx.project.role, 'reviewer'))

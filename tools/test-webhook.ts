@@ -15,6 +15,10 @@ export default defineOperation({
   input: Type.Object({ id: WebhookId }, { additionalProperties: false }),
   output: Delivery,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+  examples: {
+    valid: [{ title: 'Queue a webhook.test message', args: { id: 'whk_9Vb4Mn2Qs7Kp1Xz6Rt3e' } }],
+    invalid: [{ title: 'Another message type: it sends webhook.test', args: { id: 'whk_9Vb4Mn2Qs7Kp1Xz6Rt3e', type: 'opportunity.submitted' }, field: 'type' }],
+  },
   async handler(args, ctx) {
     const webhook = await ownedWebhook(ctx, args.id)
     const now = ctx.now()

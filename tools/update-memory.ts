@@ -17,6 +17,20 @@ export default defineOperation({
   input: Type.Object({ id: MemoryId, ...MemoryPatch.properties }, { additionalProperties: false }),
   output: Memory,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true },
+  examples: {
+    valid: [
+      { title: 'Replace the tags', args: { id: 'mem_5Nq1Yc8ZrT3wLx7DfH2k', tags: ['pricing', 'retention'] } },
+      {
+        title: 'Correct the content and say where it came from',
+        args: { id: 'mem_5Nq1Yc8ZrT3wLx7DfH2k', content: 'Annual plans convert 2.3x better when shown first (final numbers)', source: 'A/B test report, November' },
+      },
+    ],
+    invalid: [
+      { title: 'Nothing to change', args: { id: 'mem_5Nq1Yc8ZrT3wLx7DfH2k' }, field: '' },
+      { title: 'Not a memory id', args: { id: 'opp_2x7Kq9LmVb4Nc8Rt1Yw3', content: 'Annual plans convert better' }, field: 'id' },
+      { title: 'A source over 200 characters', args: { id: 'mem_5Nq1Yc8ZrT3wLx7DfH2k', source: 'x'.repeat(201) }, field: 'source' },
+    ],
+  },
   async handler(args, ctx) {
     const { id, ...change } = args
     if (Object.keys(change).length === 0) {

@@ -18,6 +18,18 @@ export default defineOperation({
   input: ProjectCardPatch,
   output: ProjectWithRole,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true },
+  examples: {
+    valid: [
+      { title: 'New goals and stage', args: { goals: ['500 weekly active teams by June', '20 paying customers'], stage: 'growth' } },
+      { title: 'Count the days in New York time', args: { timezone: 'America/New_York' } },
+    ],
+    invalid: [
+      { title: 'Nothing to change', args: {}, field: '' },
+      { title: 'Goals as one text instead of a list', args: { goals: 'grow' }, field: 'goals' },
+      { title: 'A time zone that does not exist', args: { timezone: 'Mars/Olympus_Mons' }, field: 'timezone' },
+      { title: 'An id: the project is `project`', args: { id: 'prj_4Wq8Zt2Lx6Cv1Bn9Mk3s', stage: 'growth' }, field: 'id' },
+    ],
+  },
   async handler(args, ctx) {
     if (Object.keys(args).length === 0) {
       throw appError('InvalidArguments', 'Send at least one field of the project card to change.', [{ path: '', message: 'must have at least one field' }])

@@ -22,6 +22,20 @@ export default defineOperation({
   }, { additionalProperties: false }),
   output: Webhook,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: true },
+  examples: {
+    valid: [
+      { title: 'Pause deliveries', args: { id: 'whk_9Vb4Mn2Qs7Kp1Xz6Rt3e', enabled: false } },
+      {
+        title: 'A new URL, and memory events too',
+        args: { id: 'whk_9Vb4Mn2Qs7Kp1Xz6Rt3e', url: 'https://crm.example.com/hooks/v2', events: ['opportunity.submitted', 'opportunity.reviewed', 'memory.added'], description: 'CRM sync, v2' },
+      },
+    ],
+    invalid: [
+      { title: 'Nothing to change', args: { id: 'whk_9Vb4Mn2Qs7Kp1Xz6Rt3e' }, field: '' },
+      { title: 'enabled as text', args: { id: 'whk_9Vb4Mn2Qs7Kp1Xz6Rt3e', enabled: 'no' }, field: 'enabled' },
+      { title: 'A URL with a password in it', args: { id: 'whk_9Vb4Mn2Qs7Kp1Xz6Rt3e', url: 'https://bot:secret@crm.example.com/hooks' }, field: 'url' },
+    ],
+  },
   async handler(args, ctx) {
     const { id, ...change } = args
     if (Object.keys(change).length === 0) {

@@ -24,6 +24,10 @@ export const listWorkspaceTools = defineOperation({
   input: Type.Object({}, { additionalProperties: false }),
   output: Settings,
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true },
+  examples: {
+    valid: [{ title: 'Every tool, and whether it is enabled', args: {} }],
+    invalid: [{ title: 'A filter it does not take', args: { enabled: false }, field: 'enabled' }],
+  },
   handler: (_args, ctx) => settings(ctx),
 })
 
@@ -37,6 +41,17 @@ export const setToolEnabled = defineOperation({
   input: Type.Object({ name: Type.String({ minLength: 1, maxLength: 100 }), enabled: Type.Boolean() }, { additionalProperties: false }),
   output: Settings,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true },
+  examples: {
+    valid: [
+      { title: 'Disable a tool for the whole workspace', args: { name: 'create_project', enabled: false } },
+      { title: 'Enable it again', args: { name: 'create_project', enabled: true } },
+    ],
+    invalid: [
+      { title: 'No decision', args: { name: 'create_project' }, field: 'enabled' },
+      { title: 'enabled as text', args: { name: 'create_project', enabled: 'off' }, field: 'enabled' },
+      { title: 'An empty name', args: { name: '', enabled: false }, field: 'name' },
+    ],
+  },
   async handler(args, ctx) {
     const user = await ctx.repos.users.find(ctx.principal.userId)
     if (user?.workspaceRole !== 'owner' || ctx.principal.readOnly) throw appError('Forbidden', 'Only a workspace owner can enable or disable tools.')

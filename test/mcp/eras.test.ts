@@ -1,7 +1,9 @@
 // Both eras of MCP on one endpoint: the SDK's v2 client on the stateless 2026-07-28 revision and
-// the v1 client on 2025-11-25 list and call every tool of the registry, with results
-// byte-identical to POST /v1/tools/:name, and the same tool errors. Then the 2026-07-28 wire
-// rules with plain fetch: Mcp-Method/Mcp-Name checks, `_meta`, errors carrying the request's id,
+// the v1 client on 2025-11-25 list every tool of the registry and call each with its own
+// examples (read from the registry: a new tool is called here with no table to edit), with
+// results byte-identical to POST /v1/tools/:name, and the same tool errors: each invalid example
+// is the same invalid_arguments naming its field, byte for byte. Then the 2026-07-28 wire rules
+// with plain fetch: Mcp-Method/Mcp-Name checks, `_meta`, errors carrying the request's id,
 // resource not found, caching hints.
 import t from 'tap'
 import { Ajv2020 } from 'ajv/dist/2020.js'
@@ -10,15 +12,22 @@ import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport as TransportV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { McpError } from '@modelcontextprotocol/sdk/types.js'
 import { bearer, fixedClock, ingestEvents, listenTestApp, seedWorkspace } from '../helpers/app.ts'
+import { callArgs, invalidAnswerProblem, World } from '../helpers/examples.ts'
 
 const now = fixedClock('2025-06-10T12:00:00.000Z')
 const { app, url } = await listenTestApp(t, { now, config: { webhooks: { enabled: false, allowPrivateNetworks: true } } })
-const ws = await seedWorkspace(app)
+// Three workspaces seeded alike: a call that writes is made once on each surface, each on its
+// own workspace, so that every surface meets the same state (reads are made on the first, by all three).
+const worlds = await Promise.all([0, 1, 2].map(async () => new World(app, await seedWorkspace(app))))
+const ws = worlds[0]!.ws
 const endpoint = `${url}/mcp`
-await ingestEvents(app, ws.keys.ingest, [
-  ['signup', 'u1', '2025-06-08T09:00:00Z'],
-  ['daily_use', 'u1', '2025-06-09T10:00:00Z'],
-])
+for (const { ws } of worlds) {
+  await ingestEvents(app, ws.keys.ingest, [
+    ['signup', 'u1', '2025-06-08T09:00:00Z'],
+    ['daily_use', 'u1', '2025-06-09T10:00:00Z'],
+    ['daily_use', ws.user.email, '2025-06-10T08:00:00Z'],
+  ])
+}
 
 const modern = new ClientV2({ name: 'growthdesk-test-v2', version: '1.0.0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } })
 await modern.connect(new TransportV2(new URL(endpoint), { requestInit: { headers: bearer(ws.keys.service) } }))
@@ -26,6 +35,10 @@ t.teardown(() => modern.close())
 const legacy = new ClientV1({ name: 'growthdesk-test-v1', version: '1.0.0' })
 await legacy.connect(new TransportV1(new URL(endpoint), { requestInit: { headers: bearer(ws.keys.service) } }))
 t.teardown(() => legacy.close())
+/** The 2025-11-25 client of the second workspace, for the writes. */
+const legacyElsewhere = new ClientV1({ name: 'growthdesk-test-v1', version: '1.0.0' })
+await legacyElsewhere.connect(new TransportV1(new URL(endpoint), { requestInit: { headers: bearer(worlds[1]!.ws.keys.service) } }))
+t.teardown(() => legacyElsewhere.close())
 
 interface ToolResult { content: { type: string; text?: string }[]; structuredContent?: unknown; isError?: boolean }
 const textOf = (r: ToolResult) => {
@@ -33,8 +46,8 @@ const textOf = (r: ToolResult) => {
   if (first?.type !== 'text' || typeof first.text !== 'string') throw new Error(`expected one text block, got ${JSON.stringify(r.content)}`)
   return first.text
 }
-async function rest(name: string, args: unknown) {
-  const res = await app.inject({ method: 'POST', url: `/v1/tools/${name}`, headers: bearer(ws.keys.service), payload: args as object })
+async function rest(name: string, args: unknown, key = ws.keys.service) {
+  const res = await app.inject({ method: 'POST', url: `/v1/tools/${name}`, headers: bearer(key), payload: args as object })
   return { status: res.statusCode, body: res.body }
 }
 /** The REST body's `result`, as the bytes MCP must carry: `{"result":X}` → `X`. */
@@ -43,23 +56,9 @@ const restResult = (body: string) => {
   return body.slice('{"result":'.length, -1)
 }
 
-// Seeded before any subtest starts (top-level awaits after a t.test would race the root test's end).
-const memory = async () => {
-  const res = await rest('add_memory', { project: ws.project.slug, content: 'seed' })
-  if (res.status !== 200) throw new Error(`seeding a memory: ${res.status} ${res.body}`)
-  return (JSON.parse(res.body) as { result: { id: string } }).result.id
-}
-const opp = await rest('submit_opportunity', { project: ws.project.slug, contribution_type: 'potential_user_opportunity', key_information: 'k', reason: 'r', suggested_action: 's', external_id: 'x-1' })
-const oppId = (JSON.parse(opp.body) as { result: { event_id: string } }).result.event_id
-const memories = [await memory(), await memory(), await memory()]
 const project = ws.project.slug
-const webhook = async () => {
-  const res = await rest('create_webhook', { project, url: 'http://127.0.0.1:9/hook', events: ['opportunity.submitted'] })
-  if (res.status !== 200) throw new Error(`seeding a webhook: ${res.status} ${res.body}`)
-  return (JSON.parse(res.body) as { result: { id: string } }).result.id
-}
-const hooks = [await webhook(), await webhook(), await webhook(), await webhook()]
-const testDelivery = (JSON.parse((await rest('test_webhook', { id: hooks[3] })).body) as { result: { id: string } }).result.id
+// Seeded before any subtest starts (top-level awaits after a t.test would race the root test's end).
+const hook = (await app.repos.webhooks.create({ workspaceId: ws.workspace.id, projectId: ws.project.id, url: 'http://127.0.0.1:9/hook', events: ['opportunity.submitted'], description: '', secret: 'whsec_c2VjcmV0', createdBy: ws.user.id, now: now() })).id
 
 t.test('each client lands on its era', async (t) => {
   t.equal(modern.getProtocolEra(), 'modern')
@@ -89,56 +88,56 @@ t.test('both eras list every registry tool, in registry order, fully described',
   }
 })
 
-// Arguments for every tool. `calls` = the surfaces in turn (0: 2026-07-28, 1: 2025-11-25, 2: REST).
-// Tools that create or delete something get fresh arguments per surface and are compared with
-// the ids they generate masked; every other result must be the same bytes.
-const cases: Record<string, { args: (surface: number) => Record<string, unknown>; masked?: boolean }> = {
-  discover_tools: { args: () => ({ query: 'memory', include_schemas: true }) },
-  search_signals: { args: () => ({ project, query: 'seed' }) },
-  list_opportunities: { args: () => ({ project }) },
-  review_opportunity: { args: () => ({ project, event_id: oppId, evaluation: 'useful', status: 'adopted', note: 'same note' }) },
-  review_opportunities: { args: () => ({ project, event_ids: [oppId], status: 'done', note: 'same note' }) },
-  submit_opportunity: { args: () => ({ project, contribution_type: 'potential_user_opportunity', key_information: 'k', reason: 'r', suggested_action: 's', external_id: 'x-1' }) },
-  get_review_history: { args: () => ({ project, event_id: oppId }) },
-  get_overview: { args: () => ({ project }) },
-  get_daily_ops: { args: () => ({ project, window: '30d' }) },
-  get_daily_event_summary: { args: () => ({ project, window: '7d' }) },
-  get_event_stream: { args: () => ({ project, limit: 5 }) },
-  list_projects: { args: () => ({}) },
-  create_project: { args: (s) => ({ slug: `made-by-${s}`, name: 'Made' }), masked: true },
-  get_project: { args: () => ({ project }) },
-  update_project: { args: () => ({ project, stage: 'beta' }) },
-  list_memories: { args: () => ({ project }) },
-  add_memory: { args: () => ({ project, content: 'remember this', tags: ['a'] }), masked: true },
-  update_memory: { args: () => ({ id: memories[0], content: 'changed' }) },
-  forget_memory: { args: (s) => ({ id: memories[s] }), masked: true },
-  create_webhook: { args: () => ({ project, url: 'http://127.0.0.1:9/made', events: ['memory.added', 'project.updated'], description: 'made' }), masked: true },
-  list_webhooks: { args: () => ({ project }) },
-  get_webhook: { args: () => ({ id: hooks[3] }) },
-  update_webhook: { args: () => ({ id: hooks[3], description: 'same description', events: ['opportunity.reviewed'] }) },
-  delete_webhook: { args: (s) => ({ id: hooks[s] }), masked: true },
-  rotate_webhook_secret: { args: () => ({ id: hooks[3] }), masked: true },
-  test_webhook: { args: () => ({ id: hooks[3] }), masked: true },
-  list_webhook_deliveries: { args: () => ({ id: hooks[3] }) },
-  redeliver_webhook: { args: () => ({ id: hooks[3], delivery: testDelivery }) },
+/**
+ * A result with what differs between the workspaces made the same: each workspace's own ids and
+ * owner, the ids and secrets a write generates.
+ */
+const mask = (text: string) => {
+  for (const { ws: w } of worlds) {
+    for (const [value, name] of [[w.workspace.id, 'wsp'], [w.user.id, 'usr'], [w.user.email, 'owner'], [w.project.id, 'prj']] as const) text = text.replaceAll(value, `<${name}>`)
+  }
+  return text.replace(/\b(prj|opp|mem|whk|msg|key)_[0-9A-Za-z]{20}\b/g, '$1_…').replace(/whsec_[A-Za-z0-9+/]+=*/g, 'whsec_…')
 }
-const mask = (text: string) => text.replace(/"(id|slug|project|secret)":"[^"]*"/g, '"$1":"…"')
 
-t.test('every tool: both eras carry the REST result, as structuredContent and as the same text', async (t) => {
+t.test('every tool, every valid example: both eras carry the REST result, as structuredContent and as the same text', async (t) => {
   const names = app.registry.contracts().map((c) => c.name)
-  t.strictSame(names.filter((n) => !cases[n]), [], 'every registry tool has a case here')
   for (const name of names) {
-    const c = cases[name]!
-    const viaModern = (await modern.callTool({ name, arguments: c.args(0) })) as ToolResult
-    const viaLegacy = (await legacy.callTool({ name, arguments: c.args(1) })) as ToolResult
-    const viaRest = await rest(name, c.args(2))
-    t.equal(viaRest.status, 200, `${name}: REST ${viaRest.body.slice(0, 200)}`)
-    const expected = restResult(viaRest.body)
-    for (const [era, r] of [['2026-07-28', viaModern], ['2025-11-25', viaLegacy]] as const) {
-      t.notOk(r.isError, `${name} (${era}): not an error ${r.isError ? textOf(r) : ''}`)
-      t.equal(textOf(r), JSON.stringify(r.structuredContent), `${name} (${era}): text is the structuredContent JSON`)
-      if (c.masked) t.equal(mask(textOf(r)), mask(expected), `${name} (${era}): the REST result, generated ids aside`)
-      else t.equal(textOf(r), expected, `${name} (${era}): byte-identical to the REST result`)
+    const op = app.registry.operation(name)
+    for (const example of op.examples.valid) {
+      const label = `${name} "${example.title}"`
+      // Made real in every workspace alike (the records it names), whichever is called.
+      const args = await Promise.all(worlds.map(async (w) => callArgs(op, await w.realize(op, example.args), w.ws.project.slug)))
+      // A read is made three times on the first workspace; a write once on each, a surface each.
+      const reads = op.annotations.readOnlyHint
+      const viaModern = (await modern.callTool({ name, arguments: args[0] })) as ToolResult
+      const viaLegacy = (await (reads ? legacy : legacyElsewhere).callTool({ name, arguments: args[reads ? 0 : 1] })) as ToolResult
+      const viaRest = await rest(name, args[reads ? 0 : 2], worlds[reads ? 0 : 2]!.ws.keys.service)
+      t.equal(viaRest.status, 200, `${label}: REST ${viaRest.body.slice(0, 200)}`)
+      const expected = restResult(viaRest.body)
+      for (const [era, r] of [['2026-07-28', viaModern], ['2025-11-25', viaLegacy]] as const) {
+        t.notOk(r.isError, `${label} (${era}): not an error ${r.isError ? textOf(r) : ''}`)
+        t.equal(textOf(r), JSON.stringify(r.structuredContent), `${label} (${era}): text is the structuredContent JSON`)
+        if (reads) t.equal(textOf(r), expected, `${label} (${era}): byte-identical to the REST result`)
+        else t.equal(mask(textOf(r)), mask(expected), `${label} (${era}): the REST result, each workspace's ids aside`)
+      }
+    }
+  }
+})
+
+t.test('every tool, every invalid example: the same invalid_arguments naming its field, in both eras and over REST', async (t) => {
+  for (const name of app.registry.contracts().map((c) => c.name)) {
+    const op = app.registry.operation(name)
+    for (const example of op.examples.invalid) {
+      const label = `${name} "${example.title}"`
+      const args = callArgs(op, await worlds[0]!.realize(op, example.args), project)
+      const r = await rest(name, args)
+      t.equal(invalidAnswerProblem(r.status, r.body, example.field), null, `${label}: REST`)
+      const a = (await modern.callTool({ name, arguments: args })) as ToolResult
+      const b = (await legacy.callTool({ name, arguments: args })) as ToolResult
+      t.equal(a.isError, true, `${label}: isError (2026-07-28)`)
+      t.equal(b.isError, true, `${label}: isError (2025-11-25)`)
+      t.equal(textOf(a), r.body, `${label}: 2026-07-28 text = REST error body`)
+      t.equal(textOf(b), r.body, `${label}: 2025-11-25 text = REST error body`)
     }
   }
 })
@@ -151,7 +150,7 @@ t.test('tool errors are the REST error body, identical in both eras', async (t) 
     ['get_webhook', { id: 'whk_nope' }, 404],
     ['create_webhook', { project, url: 'ftp://example.com/hook', events: ['memory.added'] }, 400],
     ['create_webhook', { project, url: 'https://example.com/hook', events: ['opportunity.deleted'] }, 400],
-    ['redeliver_webhook', { id: hooks[3], delivery: 'msg_nope' }, 404],
+    ['redeliver_webhook', { id: hook, delivery: 'msg_nope' }, 404],
     ['list_opportunities', { project, after: 'bm90IGEgY3Vyc29y' }, 400],
   ]
   for (const [name, args, status] of errorCases) {

@@ -1,10 +1,15 @@
 // The tool catalogue over REST: GET /v1/tools is the registry, one contract per tool,
 // operations that are not tools stay unreachable, per-workspace enabling and disabling
-// (REST and the operator command), and discover_tools' query and schemas.
+// (REST and the operator command), and discover_tools' query and schemas. Which operations
+// there are, which are tools and which take a project, is read from the registry: a new
+// operation is checked here with no list to edit.
 import t from 'tap'
 import type { FastifyInstance } from 'fastify'
 import { addMember, bearer, buildTestApp, expectStatus, seedWorkspace } from '../helpers/app.ts'
+import { allOperations, callArgs } from '../helpers/examples.ts'
+import { snapshot, changedTables } from '../fuzz/state.ts'
 import { AdminError, setToolEnabled } from '../../core/admin.ts'
+import { strictAjv } from '../../core/validation.ts'
 
 interface Contract {
   name: string
@@ -15,31 +20,6 @@ interface Contract {
   annotations: Record<string, unknown>
 }
 
-const NOT_TOOLS = ['ingest_events', 'list_workspace_tools', 'set_tool_enabled', 'create_key', 'revoke_key']
-const PROJECT_TOOLS = [
-  'search_signals',
-  'list_opportunities',
-  'review_opportunity',
-  'review_opportunities',
-  'submit_opportunity',
-  'get_review_history',
-  'get_overview',
-  'get_daily_ops',
-  'get_daily_event_summary',
-  'get_event_stream',
-  'get_project',
-  'update_project',
-  'list_memories',
-  'add_memory',
-  'create_webhook',
-  'list_webhooks',
-]
-const WORKSPACE_TOOLS = [
-  'discover_tools', 'list_projects', 'create_project', 'update_memory', 'forget_memory',
-  'get_webhook', 'update_webhook', 'delete_webhook', 'rotate_webhook_secret', 'test_webhook', 'list_webhook_deliveries', 'redeliver_webhook',
-]
-
-/** The status, with the body as the message only when it is not the expected one. */
 /** Every key anywhere in a JSON value (schemas nest: properties, items, anyOf …). */
 function keysDeep(value: unknown, out = new Set<string>()): Set<string> {
   if (Array.isArray(value)) for (const v of value) keysDeep(v, out)
@@ -58,6 +38,8 @@ t.test('tool catalogue', async (t) => {
   const other = await seedWorkspace(app)
   const owner = bearer(ws.keys.service)
   const registryNames = app.registry.contracts().map((c) => c.name)
+  const operations = allOperations(app)
+  const notTools = operations.filter((op) => op.tool === false)
 
   const listTools = async (h: Record<string, string> = owner): Promise<string[]> => {
     const res = await app.inject({ method: 'GET', url: '/v1/tools', headers: h })
@@ -70,9 +52,37 @@ t.test('tool catalogue', async (t) => {
     return res.json().result as { tools: { name: string; title: string; description: string; read_only: boolean; input_schema?: unknown }[]; total: number }
   }
 
-  t.test('the registry knows exactly the expected tools', async (t) => {
-    t.same([...registryNames].sort(), [...PROJECT_TOOLS, ...WORKSPACE_TOOLS].sort())
-    for (const name of NOT_TOOLS) t.notOk(registryNames.includes(name), `${name} is not a tool`)
+  t.test('the tools are the operations not marked `tool: false`, in the order they were added', async (t) => {
+    t.same(registryNames, operations.filter((op) => op.tool !== false).map((op) => op.name))
+    t.same(app.registry.names(), registryNames)
+    t.ok(registryNames.length > 0, 'there are tools')
+    t.ok(notTools.length > 0, 'and operations that are not tools')
+    for (const op of notTools) t.notOk(registryNames.includes(op.name), `${op.name} is not a tool`)
+    t.equal(new Set(operations.map((op) => op.name)).size, operations.length, 'no name twice')
+    for (const op of operations) {
+      t.match(op.name, /^[a-z][a-z0-9]*(_[a-z0-9]+)+$/, `${op.name}: a snake_case name of two words or more`)
+      t.ok(['project', 'workspace'].includes(op.scope), `${op.name}: a scope`)
+      t.strictSame(app.registry.operation(op.name), op, `${op.name}: found by its name`)
+    }
+  })
+
+  t.test('every operation carries examples: valid calls its input schema accepts, invalid ones with the field to name', async (t) => {
+    for (const op of operations) {
+      const contract = app.registry.contract(op.name)!
+      const check = strictAjv.compile(contract.input_schema)
+      const { valid, invalid } = op.examples
+      t.ok(valid.length >= 1, `${op.name}: at least one valid call`)
+      for (const example of [...valid, ...invalid]) {
+        t.ok(example.title.trim().length > 0, `${op.name}: every example has a title`)
+        t.notOk(op.scope === 'project' && 'project' in example.args, `${op.name} "${example.title}": a project operation's example leaves \`project\` out`)
+      }
+      t.equal(new Set([...valid, ...invalid].map((e) => e.title)).size, valid.length + invalid.length, `${op.name}: every title once`)
+      for (const example of valid) {
+        const args = callArgs(op, example.args, 'my-project')
+        t.ok(check(structuredClone(args)), `${op.name} "${example.title}": valid by the schema ${JSON.stringify(check.errors ?? [])}`)
+      }
+      for (const example of invalid) t.type(example.field, 'string', `${op.name} "${example.title}": names a field`)
+    }
   })
 
   t.test('GET /v1/tools lists every tool of the registry, in its order', async (t) => {
@@ -97,7 +107,7 @@ t.test('tool catalogue', async (t) => {
       t.notOk(keys.has('$id'), `${c.name} schemas carry no $id`)
       for (const hint of ['readOnlyHint', 'destructiveHint', 'idempotentHint']) t.type(c.annotations[hint], 'boolean', `${c.name} ${hint}`)
       t.equal(c.annotations.title, c.title)
-      const isProjectTool = PROJECT_TOOLS.includes(c.name)
+      const isProjectTool = app.registry.operation(c.name).scope === 'project'
       t.equal('project' in c.input_schema.properties, isProjectTool, `${c.name}: project property iff project tool`)
       if (isProjectTool) {
         t.match(c.input_schema.properties.project, { type: 'string', minLength: 1, maxLength: 100 })
@@ -114,6 +124,10 @@ t.test('tool catalogue', async (t) => {
     t.match(by('add_memory'), { readOnlyHint: false, destructiveHint: false, idempotentHint: false })
     t.match(by('review_opportunity'), { readOnlyHint: false, destructiveHint: false, idempotentHint: true })
     t.match(by('review_opportunities'), { readOnlyHint: false, destructiveHint: false, idempotentHint: true })
+    // Of every operation: what only reads neither destroys nor differs when repeated.
+    for (const op of operations) {
+      if (op.annotations.readOnlyHint) t.match(op.annotations, { destructiveHint: false, idempotentHint: true }, `${op.name}: a reader`)
+    }
   })
 
   t.test('GET /v1/tools/:name is that contract; unknown names are 404', async (t) => {
@@ -135,20 +149,24 @@ t.test('tool catalogue', async (t) => {
 
   t.test('operations that are not tools are absent and unreachable as tools', async (t) => {
     const listed = await listTools()
-    for (const name of NOT_TOOLS) {
+    const before = await snapshot(app)
+    for (const op of notTools) {
+      const name = op.name
       t.notOk(listed.includes(name), `${name} not listed`)
       const get = await app.inject({ method: 'GET', url: `/v1/tools/${name}`, headers: owner })
       t.equal(get.statusCode, 404, `GET ${name}`)
       t.equal(get.json().error.code, 'not_found')
-      const post = await app.inject({ method: 'POST', url: `/v1/tools/${name}`, headers: owner, payload: { project: ws.project.id, name: 'discover_tools', enabled: false, events: [{ event: 'signup', distinct_id: 'x' }] } })
-      t.equal(post.statusCode, 404, `POST ${name}`)
-      t.equal(post.json().error.code, 'not_found')
+      // Its own valid calls, as a tool call: not found, before its arguments are looked at.
+      for (const example of op.examples.valid) {
+        const post = await app.inject({ method: 'POST', url: `/v1/tools/${name}`, headers: owner, payload: callArgs(op, example.args, ws.project.id) })
+        t.equal(post.statusCode, 404, `POST ${name} "${example.title}"`)
+        t.equal(post.json().error.code, 'not_found')
+      }
       t.notOk((await discover()).tools.some((x) => x.name === name), `${name} not discovered`)
     }
-    // Nothing was done by those calls: every tool is still enabled and no event was recorded.
+    // Nothing was done by those calls: every tool is still enabled and no table changed.
     t.same(await listTools(), registryNames)
-    const ops = await app.inject({ method: 'GET', url: `/api/v1/mcp/projects/${ws.project.id}/daily-ops`, headers: bearer(ws.keys.mcp) })
-    t.equal(ops.json().days.reduce((n: number, d: { signup_events: number }) => n + d.signup_events, 0), 0)
+    t.same(changedTables(before, await snapshot(app)), [], 'no table changed')
   })
 
   t.test('the catalogue needs a service key', async (t) => {
@@ -233,7 +251,7 @@ t.test('tool catalogue', async (t) => {
     let res = await put('no_such_tool', { enabled: false })
     t.equal(res.statusCode, 404)
     t.equal(res.json().error.code, 'not_found')
-    for (const name of NOT_TOOLS) {
+    for (const { name } of notTools) {
       res = await put(name, { enabled: false })
       t.equal(res.statusCode, 404, name)
     }
@@ -274,55 +292,56 @@ t.test('tool catalogue', async (t) => {
   })
 
   t.test('the operator command refuses operations that are not tools, like the REST route', async (t) => {
-    await t.rejects(setToolEnabled(app, { workspace: other.workspace.id, tool: 'ingest_events', enabled: false }), AdminError)
+    for (const { name } of notTools) await t.rejects(setToolEnabled(app, { workspace: other.workspace.id, tool: name, enabled: false }), AdminError, name)
   })
 
   t.test('discover_tools: the enabled catalogue, filtered by query words', async (t) => {
-    let found = await discover()
+    const found = await discover()
     t.same(found.tools.map((x) => x.name), registryNames)
     t.equal(found.total, registryNames.length)
     for (const x of found.tools) {
       const c = app.registry.contract(x.name)!
       t.same(x, { name: c.name, title: c.title, description: c.description, read_only: c.annotations.readOnlyHint }, `${x.name} without schema`)
     }
+    const names = async (query: string) => {
+      const { tools, total } = await discover({ query })
+      t.equal(total, tools.length, `'${query}': total is the count`)
+      return tools.map((x) => x.name)
+    }
+    const inOrder = (list: string[]) => registryNames.filter((n) => list.includes(n))
 
-    // Singular and plural match alike: 'memory' finds list_memories too, and search_signals
-    // (which searches memories); nothing else mentions memories.
-    const memoryTools = ['search_signals', 'list_memories', 'add_memory', 'update_memory', 'forget_memory']
-    found = await discover({ query: 'memory' })
-    t.same(found.tools.map((x) => x.name), memoryTools)
-    t.equal(found.total, 5)
-    found = await discover({ query: 'MEMORIES' })
-    t.same(found.tools.map((x) => x.name), memoryTools)
-    // Every word must match, in the name (with or without underscores) or the description.
-    found = await discover({ query: 'forget memory' })
-    t.same(found.tools.map((x) => x.name), ['forget_memory'])
-    found = await discover({ query: 'forget_memory' })
-    t.same(found.tools.map((x) => x.name), ['forget_memory'])
-    found = await discover({ query: 'daily ops' })
-    t.same(found.tools.map((x) => x.name), ['get_daily_ops'])
-    found = await discover({ query: 'review history' })
-    t.same(found.tools.map((x) => x.name), ['review_opportunities', 'get_review_history'], 'the bulk review says it writes the history')
-    found = await discover({ query: 'opportunity review' })
-    t.same(found.tools.map((x) => x.name), ['search_signals', 'list_opportunities', 'review_opportunity', 'review_opportunities', 'submit_opportunity', 'get_review_history', 'get_overview'])
-    found = await discover({ query: 'zzz' })
-    t.same(found, { tools: [], total: 0 })
-    found = await discover({ query: 'memory zzz' })
-    t.same(found, { tools: [], total: 0 })
+    // Each tool is found by its name, in any case, with or without underscores.
+    for (const name of registryNames) {
+      for (const query of [name, name.toUpperCase(), name.replaceAll('_', ' ')]) t.ok((await names(query)).includes(name), `${name} found by '${query}'`)
+    }
+    // Every word must match: a query of several words finds what each of its words finds.
+    const words = [...new Set(registryNames.flatMap((n) => n.split('_')))]
+    for (const name of registryNames) {
+      const parts = name.split('_')
+      const each = await Promise.all(parts.map(names))
+      t.same(await names(parts.join(' ')), inOrder(each.reduce((a, b) => a.filter((n) => b.includes(n)))), `'${parts.join(' ')}': what every word finds`)
+    }
+    // Singular and plural match alike.
+    for (const word of words.filter((w) => w.length > 3 && !/(s|ie)$/.test(w))) {
+      const one = await names(word)
+      t.same(await names(`${word}s`), one, `'${word}s' finds what '${word}' finds`)
+      if (word.endsWith('y')) t.same(await names(`${word.slice(0, -1)}ies`), one, `'${word.slice(0, -1)}ies' finds what '${word}' finds`)
+    }
+    // A word that nothing has finds nothing, alone or beside one that matches.
+    t.same(await discover({ query: 'zzzqqq' }), { tools: [], total: 0 })
+    t.same(await discover({ query: `${registryNames[0]} zzzqqq` }), { tools: [], total: 0 })
 
-    found = await discover({ query: 'memory', include_schemas: true })
-    t.same(found.tools.map((x) => x.name), memoryTools)
-    for (const x of found.tools) t.same(x.input_schema, JSON.parse(JSON.stringify(app.registry.contract(x.name)!.input_schema)), x.name)
-    found = await discover({ include_schemas: false })
-    t.notOk(found.tools.some((x) => 'input_schema' in x))
+    const schemas = await discover({ include_schemas: true })
+    t.same(schemas.tools.map((x) => x.name), registryNames)
+    for (const x of schemas.tools) t.same(x.input_schema, JSON.parse(JSON.stringify(app.registry.contract(x.name)!.input_schema)), x.name)
+    t.notOk((await discover({ include_schemas: false })).tools.some((x) => 'input_schema' in x))
 
     // A disabled tool is not discovered even when the query names it.
-    await setToolEnabled(app, { workspace: ws.workspace.id, tool: 'add_memory', enabled: false })
-    found = await discover({ query: 'memory' })
-    t.same(found.tools.map((x) => x.name), memoryTools.filter((n) => n !== 'add_memory'))
-    found = await discover({ query: 'add_memory' })
-    t.same(found, { tools: [], total: 0 })
-    await setToolEnabled(app, { workspace: ws.workspace.id, tool: 'add_memory', enabled: true })
-    t.same((await discover({ query: 'add_memory' })).tools.map((x) => x.name), ['add_memory'])
+    const some = registryNames.at(-1)!
+    await setToolEnabled(app, { workspace: ws.workspace.id, tool: some, enabled: false })
+    t.same((await discover()).tools.map((x) => x.name), registryNames.filter((n) => n !== some))
+    t.notOk((await names(some)).includes(some), `${some} disabled: not found by its name`)
+    await setToolEnabled(app, { workspace: ws.workspace.id, tool: some, enabled: true })
+    t.ok((await names(some)).includes(some), `${some} enabled again: found`)
   })
 })

@@ -1,0 +1,151 @@
+// The operations' own examples as the suites use them (catalogue, calls, eras, fuzz): every
+// operation of the registry, tools and the others, read from the app, so that a new operation —
+// in this repository or from a plugin — is tested by the same suites with no table to edit.
+//
+// An example names records by id (opp_…, mem_…, whk_…, msg_…, key_…) that a fresh database does
+// not have, and webhook URLs on the internet. A `World` makes them real in one workspace: each id
+// an example names is replaced by a record made for it the first time (the same record every
+// time after), and an https webhook URL by a loopback one (the suites allow private networks),
+// so that a valid example is answered with a result, and an invalid one is refused for its own
+// fault, not for a record that is missing.
+import type { FastifyInstance } from 'fastify'
+import type { BootstrapResult } from '../../core/admin.ts'
+import { operatorPrincipal } from '../../core/access.ts'
+import { errorResponse, type ErrorBody } from '../../core/errors.ts'
+import type { Operation } from '../../core/operations.ts'
+
+/**
+ * Every operation of the registry, tools and the others, in registration order. The registry
+ * lists only tools (`names()`); until it lists every operation, its entries are read here —
+ * loudly failing, never silently skipping, if they change shape.
+ */
+export function allOperations(app: FastifyInstance): Operation[] {
+  const registry = app.registry as unknown as { operations?: () => Operation[]; entries?: unknown }
+  if (typeof registry.operations === 'function') return registry.operations()
+  if (!(registry.entries instanceof Map)) throw new Error('test/helpers/examples.ts: the registry no longer keeps `entries`; list its operations another way')
+  const ops = [...(registry.entries as Map<string, { op: Operation }>).values()].map((e) => e.op)
+  // The tools among them are exactly the registry's own list of tools, in its order.
+  const tools = ops.filter((op) => op.tool !== false).map((op) => op.name)
+  if (JSON.stringify(tools) !== JSON.stringify(app.registry.names())) throw new Error(`allOperations: ${tools} is not the registry's list of tools`)
+  return ops
+}
+
+/** The arguments a surface sends for an example: a project operation's with `project` (an example leaves it out). */
+export function callArgs(op: Operation, args: Record<string, unknown>, project: string): Record<string, unknown> {
+  return op.scope === 'project' ? { project, ...args } : { ...args }
+}
+
+/** What is wrong with an answer to an invalid example, or null: it must be invalid_arguments, every detail naming `field`. */
+export function invalidAnswerProblem(status: number, body: string, field: string): string | null {
+  let parsed: ErrorBody | undefined
+  try {
+    parsed = JSON.parse(body) as ErrorBody
+  } catch {
+    return `not JSON: ${status} ${body.slice(0, 300)}`
+  }
+  const error = parsed?.error
+  if (status !== 400 || error?.code !== 'invalid_arguments') return `not a 400 invalid_arguments: ${status} ${body.slice(0, 300)}`
+  const paths = (error.details ?? []).map((d) => d.path)
+  if (paths.length === 0 || paths.some((p) => p !== field)) return `the details name ${JSON.stringify(paths)}, not ${JSON.stringify(field)}: ${body.slice(0, 300)}`
+  return null
+}
+
+/** Is this answer a refusal of the arguments as such (never the answer to a valid example)? */
+export const isInvalidArguments = (status: number, body: string) => status === 400 && body.includes('"code":"invalid_arguments"')
+
+const ID = /^(opp|mem|whk|msg|key)_[0-9A-Za-z]{1,40}$/
+
+/** The records of one workspace that examples name, made as they are first named. */
+export class World {
+  readonly app: FastifyInstance
+  readonly ws: BootstrapResult
+  private readonly made = new Map<string, string>()
+
+  constructor(app: FastifyInstance, ws: BootstrapResult) {
+    this.app = app
+    this.ws = ws
+  }
+
+  /**
+   * The example's arguments for this workspace: each id replaced by its record's, a workspace
+   * operation's `project` by this workspace's project, an https webhook `url` by a loopback
+   * address (user name, password and path kept). Invalid examples too: their fault stays.
+   */
+  async realize(op: Operation, args: Record<string, unknown>): Promise<Record<string, unknown>> {
+    const out = structuredClone(args)
+    if (op.scope === 'workspace' && typeof out.project === 'string') out.project = this.ws.project.id
+    if (typeof out.url === 'string' && out.url.startsWith('https://')) {
+      const url = new URL(out.url)
+      out.url = `http://${url.username ? `${url.username}:${url.password}@` : ''}127.0.0.1:9${url.pathname}${url.search}`
+    }
+    // Webhooks (and the rest) first: a message is made for the webhook its call names.
+    const replace = async (value: unknown, messages: boolean): Promise<unknown> => {
+      if (typeof value === 'string' && ID.test(value) && value.startsWith('msg_') === messages) return this.record(value, out.id)
+      // One at a time: an id named twice is one record, made once.
+      if (value && typeof value === 'object') {
+        for (const [k, v] of Object.entries(value)) (value as Record<string, unknown>)[k] = await replace(v, messages)
+      }
+      return value
+    }
+    await replace(out, false)
+    await replace(out, true)
+    return out
+  }
+
+  private async record(literal: string, webhook: unknown): Promise<string> {
+    // A message belongs to a webhook: the same msg_… with another webhook is another message.
+    const key = literal.startsWith('msg_') ? `${literal} of ${String(webhook)}` : literal
+    const known = this.made.get(key)
+    if (known) return known
+    const { app, ws } = this
+    const now = app.now()
+    const base = { projectId: ws.project.id, createdBy: ws.user.id, now }
+    let id: string
+    switch (literal.slice(0, 3)) {
+      case 'opp':
+        id = (await app.repos.opportunities.submit({ projectId: ws.project.id, submittedBy: ws.user.id, contributionType: 'potential_user_opportunity', keyInformation: `Named by an example as ${literal}`, reason: 'An example names it', suggestedAction: 'Follow it up', receivedAt: now })).opportunity.event_id
+        break
+      case 'mem':
+        id = (await app.repos.memories.add({ ...base, content: `Named by an example as ${literal}`, tags: ['example'], source: 'test' })).id
+        break
+      case 'whk':
+        id = (await this.webhook()).id
+        break
+      case 'msg': {
+        const hook = typeof webhook === 'string' && webhook.startsWith('whk_') ? webhook : (await this.webhook()).id
+        id = (await app.repos.webhooks.enqueueOne(hook, 'webhook.test', {}, now)).id
+        break
+      }
+      default:
+        id = (await app.repos.apiKeys.create({ workspaceId: ws.workspace.id, userId: ws.user.id, kind: 'service', name: `named by an example as ${literal}` })).row.id
+    }
+    this.made.set(key, id)
+    return id
+  }
+
+  private webhook() {
+    const { app, ws } = this
+    return app.repos.webhooks.create({ workspaceId: ws.workspace.id, projectId: ws.project.id, url: 'http://127.0.0.1:9/hook', events: ['memory.added'], description: 'named by an example', secret: 'whsec_c2VjcmV0', createdBy: ws.user.id, now: app.now() })
+  }
+
+  /**
+   * An operation called as the workspace owner through the registry, the way the console and
+   * the CLI reach the operations that are not tools: the status and body a client would see.
+   */
+  async invoke(op: Operation, args: Record<string, unknown>): Promise<{ status: number; body: string }> {
+    const { app, ws } = this
+    try {
+      const result = await app.registry.invoke(op, args, {
+        principal: operatorPrincipal({ id: ws.user.id, email: ws.user.email, workspaceId: ws.workspace.id }),
+        projectRef: op.scope === 'project' ? ws.project.id : undefined,
+        surface: 'cli',
+        log: app.log,
+      })
+      return { status: 200, body: JSON.stringify({ result }) }
+    } catch (err) {
+      const { status, body, internal } = errorResponse(err)
+      if (internal) throw err
+      return { status, body: JSON.stringify(body) }
+    }
+  }
+}
