@@ -101,8 +101,15 @@ export async function testDatabase(t: Teardown, options: { empty?: boolean } = {
   return { kind: 'postgres', url: target.toString() }
 }
 
+/**
+ * GROWTHDESK_PLUGINS, as the server reads it: a plugin's author runs these suites with it set,
+ * and every app they build loads the plugin, whose tools the catalogue, call, era and fuzz
+ * suites then test from its examples (CI does it with the example plugin).
+ */
+const testPlugins = (process.env.GROWTHDESK_PLUGINS ?? '').split(',').map((p) => p.trim()).filter(Boolean)
+
 export function testConfig(database: Database, overrides: Partial<Config> = {}): Config {
-  return { host: '127.0.0.1', port: 0, publicUrl: PUBLIC_URL, database, allowedOrigins: [], trustProxy: false, logLevel: 'silent', requestTimeoutMs: 30_000, keepAliveTimeoutMs: 72_000, ...overrides }
+  return { host: '127.0.0.1', port: 0, publicUrl: PUBLIC_URL, database, allowedOrigins: [], trustProxy: false, logLevel: 'silent', requestTimeoutMs: 30_000, keepAliveTimeoutMs: 72_000, plugins: testPlugins, ...overrides }
 }
 
 export interface TestAppOptions {

@@ -14,20 +14,9 @@ import { operatorPrincipal } from '../../core/access.ts'
 import { errorResponse, type ErrorBody } from '../../core/errors.ts'
 import type { Operation } from '../../core/operations.ts'
 
-/**
- * Every operation of the registry, tools and the others, in registration order. The registry
- * lists only tools (`names()`); until it lists every operation, its entries are read here —
- * loudly failing, never silently skipping, if they change shape.
- */
+/** Every operation of the registry, tools and the others, in registration order. */
 export function allOperations(app: FastifyInstance): Operation[] {
-  const registry = app.registry as unknown as { operations?: () => Operation[]; entries?: unknown }
-  if (typeof registry.operations === 'function') return registry.operations()
-  if (!(registry.entries instanceof Map)) throw new Error('test/helpers/examples.ts: the registry no longer keeps `entries`; list its operations another way')
-  const ops = [...(registry.entries as Map<string, { op: Operation }>).values()].map((e) => e.op)
-  // The tools among them are exactly the registry's own list of tools, in its order.
-  const tools = ops.filter((op) => op.tool !== false).map((op) => op.name)
-  if (JSON.stringify(tools) !== JSON.stringify(app.registry.names())) throw new Error(`allOperations: ${tools} is not the registry's list of tools`)
-  return ops
+  return app.registry.operations()
 }
 
 /** The arguments a surface sends for an example: a project operation's with `project` (an example leaves it out). */

@@ -86,7 +86,7 @@ t.test('listed everywhere: /v1/tools, MCP in both eras, OpenAPI, SKILL.md', asyn
 t.test('results and errors are the same bytes on REST and both MCP eras', async (t) => {
   const op = (name: string) => app.registry.operation(name)
   for (const name of TOOLS) {
-    const examples = op(name).examples!
+    const { examples } = op(name)
     t.ok(examples.valid.length > 0 && examples.invalid.length > 0, `${name} carries examples`)
     for (const example of examples.valid) {
       const args = { project, ...example.args }
