@@ -147,7 +147,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     await app.register(errorsPlugin)
     await app.register(databasePlugin, { database: config.database })
     await app.register(repositoriesPlugin, { settingsCacheTtlMs: config.settingsCacheTtlMs })
-    const webhookPolicy = { allowPrivateNetworks: config.webhooks?.allowPrivateNetworks ?? false, production: process.env.NODE_ENV === 'production' }
+    const webhookPolicy = { allowPrivateNetworks: config.webhooks?.allowPrivateNetworks ?? false, production: config.production }
     await app.register(registryPlugin, { now: options.now ?? (() => new Date()), checkOutputs: options.checkOutputs, webhookPolicy })
     await app.register(webhooksPlugin, { policy: webhookPolicy, enabled: config.webhooks?.enabled ?? false })
     await app.register(fairUsePlugin, { limits: config.rateLimit })

@@ -102,7 +102,7 @@ export async function testDatabase(t: Teardown, options: { empty?: boolean } = {
 }
 
 export function testConfig(database: Database, overrides: Partial<Config> = {}): Config {
-  return { host: '127.0.0.1', port: 0, publicUrl: PUBLIC_URL, database, allowedOrigins: [], trustProxy: false, logLevel: 'silent', requestTimeoutMs: 30_000, keepAliveTimeoutMs: 72_000, ...overrides }
+  return { production: false, host: '127.0.0.1', port: 0, publicUrl: PUBLIC_URL, database, allowedOrigins: [], trustProxy: false, logLevel: 'silent', requestTimeoutMs: 30_000, keepAliveTimeoutMs: 72_000, ...overrides }
 }
 
 export interface TestAppOptions {
