@@ -5,6 +5,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { Config } from './config.ts'
 import { coercingAjv, MAX_JSON_DEPTH, nestsDeeperThan, serializerOf, strictAjv, validatorOf } from './core/validation.ts'
 import { appError } from './core/errors.ts'
+import { isPasswordHashCost, PASSWORD_HASH_COST } from './core/passwords.ts'
 import databasePlugin from './plugins/database.ts'
 import repositoriesPlugin from './plugins/repositories.ts'
 import registryPlugin from './plugins/registry.ts'
@@ -35,6 +36,19 @@ export interface BuildOptions {
   now?: () => Date
   /** Check every operation's result against its output schema (tests turn it on). */
   checkOutputs?: boolean
+  /**
+   * scrypt's cost (N, a power of two) for the passwords this app hashes (admin bootstrap and
+   * create-user); default 2^15. Tests pass a low one: their thousands of users would otherwise
+   * spend minutes of CPU in scrypt. A hash carries its cost: any stored one still verifies.
+   */
+  passwordHashCost?: number
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** scrypt's cost for new password hashes (BuildOptions.passwordHashCost). */
+    passwordHashCost: number
+  }
 }
 
 export const BODY_LIMIT = 1024 * 1024
@@ -86,6 +100,8 @@ export function loggerOptions(level: string): FastifyServerOptions['logger'] {
 
 export async function buildApp(options: BuildOptions): Promise<FastifyInstance> {
   const { config } = options
+  const passwordHashCost = options.passwordHashCost ?? PASSWORD_HASH_COST
+  if (!isPasswordHashCost(passwordHashCost)) throw new TypeError(`passwordHashCost must be a power of two above 1, not ${passwordHashCost}`)
   const app = Fastify({
     logger: options.logger ?? loggerOptions(config.logLevel),
     bodyLimit: BODY_LIMIT,
@@ -120,6 +136,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     // A hop count becomes "trust the nearest n proxies" (Fastify's types take no number).
     trustProxy: typeof config.trustProxy === 'number' ? (_address: string, hop: number) => hop < (config.trustProxy as number) : (config.trustProxy ?? false),
   }).withTypeProvider<TypeBoxTypeProvider>()
+  app.decorate('passwordHashCost', passwordHashCost)
 
   // Compiled on first use (core/validation.ts), not by Fastify's ready step.
   app.setValidatorCompiler(({ schema, httpPart }) => validatorOf(httpPart === 'body' ? strictAjv : coercingAjv, schema))

@@ -41,7 +41,7 @@ export async function bootstrap(
     throw new AdminError(`A user with the email ${email} exists already; pass another --email.`)
   }
   const password = generatePassword()
-  const passwordHash = await hashPassword(password)
+  const passwordHash = await hashPassword(password, app.passwordHashCost)
   const projectName = input.project?.trim() || 'Demo project'
   return app.db.transaction(async (tx) => {
     const repos = createRepositories(tx)
@@ -102,7 +102,7 @@ export async function createUser(app: FastifyInstance, input: { email: string; p
   const project = await findProject(app, input.project)
   if (await app.repos.users.findByEmail(email)) throw new AdminError(`A user with the email ${email} exists already.`)
   const password = generatePassword()
-  const passwordHash = await hashPassword(password)
+  const passwordHash = await hashPassword(password, app.passwordHashCost)
   return app.db.transaction(async (tx) => {
     const repos = createRepositories(tx)
     const user = await repos.users.create({ workspaceId: project.workspaceId, email, passwordHash })

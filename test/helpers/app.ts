@@ -13,11 +13,12 @@ import { openDatabase, pgliteTemplate } from '../../db/client.ts'
 import { templateKey } from '../../db/pglite-template.ts'
 import { bootstrap, createUser, type BootstrapResult } from '../../core/admin.ts'
 import type { Role } from '../../schemas/atoms.ts'
-import { useCheapPasswordHashesForTests } from '../../core/passwords.ts'
 
-// The users the tests create get hashes of a low cost (see core/passwords.ts); the processes
-// they spawn (the CLI, start.js) hash at the production cost.
-useCheapPasswordHashesForTests()
+/**
+ * scrypt's cost for the users a test app creates (BuildOptions.passwordHashCost): at the
+ * production cost (2^15, ~100–200 ms of CPU each) the suite's users alone took minutes of CPU.
+ */
+export const TEST_PASSWORD_HASH_COST = 2 ** 10
 
 interface Teardown {
   teardown(fn: () => unknown): void
@@ -114,7 +115,7 @@ export interface TestAppOptions {
 
 export async function buildTestApp(t: Teardown, options: TestAppOptions = {}): Promise<FastifyInstance> {
   const database = await testDatabase(t, { empty: options.emptyDatabase })
-  const app = await buildApp({ config: testConfig(database, options.config), logger: false, now: options.now, checkOutputs: true })
+  const app = await buildApp({ config: testConfig(database, options.config), logger: false, now: options.now, checkOutputs: true, passwordHashCost: TEST_PASSWORD_HASH_COST })
   t.teardown(() => app.close())
   return app
 }
