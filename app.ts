@@ -42,6 +42,10 @@ export interface BuildOptions {
    * spend minutes of CPU in scrypt. A hash carries its cost: any stored one still verifies.
    */
   passwordHashCost?: number
+  /** The MCP tools/call fast lane (routes/mcp-fast.ts); false: the SDK answers every POST /mcp. Default true. */
+  mcpFastLane?: boolean
+  /** Told which path answered each POST /mcp that reached the MCP server: the fast lane or the SDK. */
+  onMcpPath?: (path: 'fast' | 'sdk') => void
 }
 
 declare module 'fastify' {
@@ -183,7 +187,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     await app.register(oauthMetadataRoutes, { publicUrl: config.publicUrl })
     await app.register(oauthRoutes, { publicUrl: config.publicUrl })
     await app.register(consolePlugin, { publicUrl: config.publicUrl, clientMetadataPrivateNetwork: config.oauthClientMetadataPrivateNetwork })
-    await app.register(mcpRoutes, { publicUrl: config.publicUrl, allowedOrigins: config.allowedOrigins })
+    await app.register(mcpRoutes, { publicUrl: config.publicUrl, allowedOrigins: config.allowedOrigins, fastLane: options.mcpFastLane, onPath: options.onMcpPath })
   } catch (err) {
     // A plugin failed after the database opened: close it (and its lock) before giving up.
     await app.close().catch(() => {})

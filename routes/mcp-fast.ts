@@ -10,8 +10,8 @@
 // byte-identical to the SDK's (status, headers, body) by test/mcp/fast-lane.test.ts, which sends
 // a corpus through both paths; a condition that cannot be shown identical belongs to the SDK.
 //
-// Deliberately free of SDK imports: the route reads `mcpPaths` at start, and the SDK loads on
-// the first MCP request (routes/mcp-server.ts builds the lane then, with the SDK's constants).
+// It imports nothing of the SDK: routes/mcp-server.ts builds the lane on the first MCP request,
+// with the SDK's constants. `buildApp({ mcpFastLane: false })` sends every request to the SDK.
 import type { FastifyBaseLogger, FastifyInstance, FastifyRequest } from 'fastify'
 import type { Principal } from '../core/access.ts'
 import type { Operation } from '../core/operations.ts'
@@ -24,10 +24,6 @@ export interface Caller {
   projectRef: string | undefined
   log: FastifyBaseLogger
 }
-
-/** Which path answered `/mcp` requests, and a switch that sends all of them to the SDK.
- * For tests only (test/mcp/fast-lane.test.ts compares the two paths); never set in production. */
-export const mcpPaths = { fastLaneEnabled: true, fast: 0, sdk: 0 }
 
 /** A tools/call result: the one definition both paths send (the SDK through its encoder). */
 export type ToolCallResult =
@@ -66,7 +62,7 @@ export async function toolCallResult(app: FastifyInstance, caller: Caller, op: O
  * because the registry's serializers (fast-json-stringify) write what JSON.stringify writes for
  * the same value — members in order, numbers and strings escaped alike (a string with anything
  * to escape goes through JSON.stringify itself) — so JSON.stringify(JSON.parse(text)) is text;
- * test/mcp/fast-lane.test.ts and the fuzz suite compare the bytes with the SDK's.
+ * test/mcp/fast-lane.test.ts compares the bytes with the SDK's.
  */
 async function toolCallResultJson(app: FastifyInstance, caller: Caller, op: Operation, args: Record<string, unknown> | undefined, extra: string): Promise<string> {
   const { ok, text } = await toolCallOutcome(app, caller, op, args)

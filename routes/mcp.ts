@@ -12,15 +12,25 @@ import { MAX_JSON_DEPTH, nestsDeeperThan } from '../core/validation.ts'
 import { mcpAllowedHosts, mcpAllowedOrigins } from '../core/origins.ts'
 import type { McpServer } from './mcp-server.ts'
 import { certainEra } from './mcp-era.ts'
-import { mcpPaths, type Caller } from './mcp-fast.ts'
+import type { Caller } from './mcp-fast.ts'
 
 /** We always answer with JSON; clients that accept only JSON are served too. */
 const ACCEPT = 'application/json, text/event-stream'
 /** Distinct header sets whose body-less Web Request is kept (a client sends one or a few). */
 const REQUEST_CACHE_SIZE = 256
 
-const mcpRoutes: FastifyPluginAsync<{ publicUrl: string; allowedOrigins: string[] }> = async (app, options) => {
-  const { publicUrl } = options
+export interface McpRoutesOptions {
+  publicUrl: string
+  allowedOrigins: string[]
+  /** The tools/call fast lane (routes/mcp-fast.ts); false: the SDK answers every request. Default true. */
+  fastLane?: boolean
+  /** Told which path answered each request that reached the MCP server. */
+  onPath?: (path: 'fast' | 'sdk') => void
+}
+
+const mcpRoutes: FastifyPluginAsync<McpRoutesOptions> = async (app, options) => {
+  const { publicUrl, onPath } = options
+  const fastLane = options.fastLane ?? true
   const allowedOrigins = mcpAllowedOrigins(publicUrl, options.allowedOrigins)
   const allowedHosts = mcpAllowedHosts(publicUrl)
   const endpoint = `${publicUrl}/mcp`
@@ -109,10 +119,10 @@ const mcpRoutes: FastifyPluginAsync<{ publicUrl: string; allowedOrigins: string[
     const mcp = await server()
     // An ordinary tools/call of a certain era: the fast lane (routes/mcp-fast.ts), which answers
     // as the SDK would, byte for byte, or leaves the request to it.
-    if (parsed && era && mcpPaths.fastLaneEnabled) {
+    if (parsed && era && fastLane) {
       const body = await mcp.fastToolCall(parsed.message, request.headers, caller, era)
       if (body !== undefined) {
-        mcpPaths.fast++
+        onPath?.('fast')
         // A Buffer, as below: Fastify would add "; charset=utf-8" to the SDK's type for a string.
         return reply.code(200).header('content-type', 'application/json').send(Buffer.from(body))
       }
@@ -127,7 +137,7 @@ const mcpRoutes: FastifyPluginAsync<{ publicUrl: string; allowedOrigins: string[
     // A parsed body travels beside the Request, which then has none: one Request serves every
     // call with the same headers (the SDK only reads it), so it is built once per header set.
     const webRequest = parsed ? cachedRequest(key) : new Request(endpoint, { method: 'POST', headers: headersOf(key), body: raw })
-    mcpPaths.sdk++
+    onPath?.('sdk')
     const response = await mcp.respond(webRequest, authInfo, parsed, era)
     // The bytes as the SDK wrote them (no decoding to text and encoding again).
     const body = Buffer.from(await response.arrayBuffer())
