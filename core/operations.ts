@@ -97,7 +97,7 @@ interface Entry {
   checkOutput?: ValidateFunction
 }
 
-/** Which surface a call came through: for logs only, never for behaviour. */
+/** Which surface a call came through: carried with the call, read by nothing (no log line, no behaviour). */
 export type Surface = 'project-api' | 'tools-api' | 'mcp' | 'console' | 'ingest' | 'cli'
 
 /** Who calls, through which surface, and for which project (from the path or X-Service-Project; `args.project` wins). */
