@@ -11,7 +11,7 @@ const { default: closeWithGrace } = await import('close-with-grace')
 const { buildApp } = await import('./app.ts')
 const { ConfigError, loadConfig } = await import('./config.ts')
 const { DatabaseInUseError } = await import('./db/client.ts')
-const { bootstrap, describeBootstrap } = await import('./core/admin.ts')
+const { bootstrap, describeBootstrap } = await import('./bin/admin.ts')
 const modulesLoaded = performance.now()
 
 function fail(message: string): never {

@@ -1,9 +1,9 @@
 // The `growthdesk` command line. Admin commands build the same app as the server on the
-// configured database and call core/admin.ts; `tools` and `call` (service-commands.ts) talk to
+// configured database and call admin.ts; `tools` and `call` (service-commands.ts) talk to
 // a running service over HTTP. Commands write to stdout/stderr only through the CliIo given
 // here (tests pass their own); the app itself logs through Fastify.
 //
-// The app, the configuration and core/admin.ts are imported only when a command needs the
+// The app, the configuration and admin.ts are imported only when a command needs the
 // database: loading them costs ~0.6 s, which `help` and the HTTP commands should not pay.
 import fs from 'node:fs'
 import { fileURLToPath } from 'node:url'
@@ -34,7 +34,7 @@ class CommandFailure extends Error {
 
 const json = { type: 'boolean', description: 'print the result as one line of JSON' } as const
 
-const adminActions = () => import('../core/admin.ts')
+const adminActions = () => import('./admin.ts')
 
 // ---------------------------------------------------------------------------------------
 // Commands on the configured database.

@@ -11,7 +11,7 @@ import { buildApp, type BuildOptions } from '../../app.ts'
 import type { Config, Database } from '../../config.ts'
 import { openDatabase, pgliteTemplate } from '../../db/client.ts'
 import { templateKey } from '../../db/pglite-template.ts'
-import { bootstrap, createUser, type BootstrapResult } from '../../core/admin.ts'
+import { bootstrap, createUser, type BootstrapResult } from '../../bin/admin.ts'
 import type { Role } from '../../schemas/atoms.ts'
 
 /**

@@ -4,7 +4,7 @@
 import t from 'tap'
 import type { FastifyInstance } from 'fastify'
 import { addMember, bearer, buildTestApp, expectStatus, seedWorkspace } from '../helpers/app.ts'
-import { AdminError, setToolEnabled } from '../../core/admin.ts'
+import { AdminError, setToolEnabled } from '../../bin/admin.ts'
 
 interface Contract {
   name: string
