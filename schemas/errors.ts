@@ -9,5 +9,5 @@ export const ErrorBody = Type.Object({
   }),
 })
 
-/** An answer of `status` with the API's error object, described. */
+/** An answer with the API's error object, described (the status is its key in `response`). */
 export const apiErrorResponse = (description: string) => ({ description, content: { 'application/json': { schema: ErrorBody } } })

@@ -65,7 +65,7 @@ export const OAuthError = Type.Object({
   error_description: Type.String(),
 })
 
-/** An OAuth error response of `status`, described. */
+/** An answer with the OAuth error object, described (the status is its key in `response`). */
 export const oauthErrorResponse = (description: string) => ({ description, content: { 'application/json': { schema: OAuthError } } })
 
 /** The OAuth error answers an endpoint taking a form body gives besides its own. */
