@@ -5,6 +5,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { Config } from './config.ts'
 import { coercingAjv, MAX_JSON_DEPTH, nestsDeeperThan, serializerOf, strictAjv, validatorOf } from './core/validation.ts'
 import { appError } from './core/errors.ts'
+import { isPasswordHashCost, PASSWORD_HASH_COST } from './core/passwords.ts'
 import databasePlugin from './plugins/database.ts'
 import repositoriesPlugin from './plugins/repositories.ts'
 import registryPlugin from './plugins/registry.ts'
@@ -42,6 +43,23 @@ export interface BuildOptions {
    * (GROWTHDESK_PLUGINS): plugin functions, or module specifiers as in the configuration.
    */
   plugins?: PluginSource[]
+  /**
+   * scrypt's cost (N, a power of two) for the passwords this app hashes (admin bootstrap and
+   * create-user); default 2^15. Tests pass a low one: their thousands of users would otherwise
+   * spend minutes of CPU in scrypt. A hash carries its cost: any stored one still verifies.
+   */
+  passwordHashCost?: number
+  /** The MCP tools/call fast lane (routes/mcp-fast.ts); false: the SDK answers every POST /mcp. Default true. */
+  mcpFastLane?: boolean
+  /** Told which path answered each POST /mcp that reached the MCP server: the fast lane or the SDK. */
+  onMcpPath?: (path: 'fast' | 'sdk') => void
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** scrypt's cost for new password hashes (BuildOptions.passwordHashCost). */
+    passwordHashCost: number
+  }
 }
 
 export const BODY_LIMIT = 1024 * 1024
@@ -95,6 +113,8 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   const { config } = options
   // The tool plugins' modules first: one that cannot be loaded stops the start before anything opens.
   const plugins = await loadToolPlugins([builtinTools, ...(config.plugins ?? []), ...(options.plugins ?? [])])
+  const passwordHashCost = options.passwordHashCost ?? PASSWORD_HASH_COST
+  if (!isPasswordHashCost(passwordHashCost)) throw new TypeError(`passwordHashCost must be a power of two above 1, not ${passwordHashCost}`)
   const app = Fastify({
     logger: options.logger ?? loggerOptions(config.logLevel),
     bodyLimit: BODY_LIMIT,
@@ -129,6 +149,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     // A hop count becomes "trust the nearest n proxies" (Fastify's types take no number).
     trustProxy: typeof config.trustProxy === 'number' ? (_address: string, hop: number) => hop < (config.trustProxy as number) : (config.trustProxy ?? false),
   }).withTypeProvider<TypeBoxTypeProvider>()
+  app.decorate('passwordHashCost', passwordHashCost)
 
   // Compiled on first use (core/validation.ts), not by Fastify's ready step.
   app.setValidatorCompiler(({ schema, httpPart }) => validatorOf(httpPart === 'body' ? strictAjv : coercingAjv, schema))
@@ -156,7 +177,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     await app.register(errorsPlugin)
     await app.register(databasePlugin, { database: config.database })
     await app.register(repositoriesPlugin, { settingsCacheTtlMs: config.settingsCacheTtlMs })
-    const webhookPolicy = { allowPrivateNetworks: config.webhooks?.allowPrivateNetworks ?? false, production: process.env.NODE_ENV === 'production' }
+    const webhookPolicy = { allowPrivateNetworks: config.webhooks?.allowPrivateNetworks ?? false, production: config.production }
     await app.register(registryPlugin, { now: options.now ?? (() => new Date()), checkOutputs: options.checkOutputs, webhookPolicy })
     await app.register(webhooksPlugin, { policy: webhookPolicy, enabled: config.webhooks?.enabled ?? false })
     await app.register(fairUsePlugin, { limits: config.rateLimit })
@@ -178,7 +199,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     await app.register(oauthMetadataRoutes, { publicUrl: config.publicUrl })
     await app.register(oauthRoutes, { publicUrl: config.publicUrl })
     await app.register(consolePlugin, { publicUrl: config.publicUrl, clientMetadataPrivateNetwork: config.oauthClientMetadataPrivateNetwork })
-    await app.register(mcpRoutes, { publicUrl: config.publicUrl, allowedOrigins: config.allowedOrigins })
+    await app.register(mcpRoutes, { publicUrl: config.publicUrl, allowedOrigins: config.allowedOrigins, fastLane: options.mcpFastLane, onPath: options.onMcpPath })
   } catch (err) {
     // A plugin failed after the database opened: close it (and its lock) before giving up.
     await app.close().catch(() => {})

@@ -31,6 +31,8 @@ export const EnvSchema = Type.Object({
     ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)),
     { default: 'info' }
   ),
+  /** Any value; only `production` changes anything (Config.production). */
+  NODE_ENV: Type.Optional(Type.String()),
 })
 type Env = Static<typeof EnvSchema>
 
@@ -58,6 +60,7 @@ const hints: Record<keyof Env, string> = {
   WEBHOOKS_ALLOW_PRIVATE_NETWORKS: 'true or false',
   GROWTHDESK_PLUGINS: 'a comma-separated list of tool plugins: package names (installed beside growthdesk) or absolute paths',
   LOG_LEVEL: 'one of fatal, error, warn, info, debug, trace, silent',
+  NODE_ENV: 'production, or anything else for development',
 }
 
 /** The database settings; the type lives with the code that opens it. */
@@ -78,6 +81,8 @@ export interface RateLimits {
 }
 
 export interface Config {
+  /** NODE_ENV=production: the stricter choices meant for a deployment (a webhook URL must be https://, even for loopback). */
+  production: boolean
   host: string
   port: number
   /** Base URL clients use to reach this deployment; no trailing slash. */
@@ -162,6 +167,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     e.TRUST_PROXY === 'true' ? true : e.TRUST_PROXY === 'false' ? false : /^\d+$/.test(e.TRUST_PROXY) ? Number(e.TRUST_PROXY) : e.TRUST_PROXY.split(',').map((a) => a.trim())
   const oauthClientMetadataPrivateNetwork = e.OAUTH_CLIENT_METADATA_PRIVATE_NETWORK === 'true'
   return {
+    production: e.NODE_ENV === 'production',
     host: e.HOST,
     port: e.PORT,
     publicUrl,

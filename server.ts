@@ -12,7 +12,7 @@ const { buildApp } = await import('./app.ts')
 const { ConfigError, loadConfig } = await import('./config.ts')
 const { DatabaseInUseError } = await import('./db/client.ts')
 const { PluginError } = await import('./plugins/tool-plugins.ts')
-const { bootstrap, describeBootstrap } = await import('./core/admin.ts')
+const { bootstrap, describeBootstrap } = await import('./bin/admin.ts')
 const modulesLoaded = performance.now()
 
 function fail(message: string): never {

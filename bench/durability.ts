@@ -13,7 +13,7 @@ import { randomUUID } from 'node:crypto'
 import type { FastifyInstance } from 'fastify'
 import { buildApp } from '../app.ts'
 import { loadConfig } from '../config.ts'
-import { bootstrap } from '../core/admin.ts'
+import { bootstrap } from '../bin/admin.ts'
 import { embeddedSyncs } from '../db/client.ts'
 import { loadAverage, median } from './client-process.ts'
 

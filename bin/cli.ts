@@ -1,16 +1,16 @@
 // The `growthdesk` command line. Admin commands build the same app as the server on the
-// configured database and call core/admin.ts; `tools` and `call` (service-commands.ts) talk to
+// configured database and call admin.ts; `tools` and `call` (service-commands.ts) talk to
 // a running service over HTTP. Commands write to stdout/stderr only through the CliIo given
 // here (tests pass their own); the app itself logs through Fastify.
 //
-// The app, the configuration and core/admin.ts are imported only when a command needs the
+// The app, the configuration and admin.ts are imported only when a command needs the
 // database: loading them costs ~0.6 s, which `help` and the HTTP commands should not pay.
 import fs from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import type { FastifyInstance } from 'fastify'
 import type { Config, Database } from '../config.ts'
-import type { KeyKind } from '../db/keys.ts'
+import { issuableKinds, keyKinds } from '../db/keys.ts'
 import { roles } from '../schemas/atoms.ts'
 
 import { defineCommand, type CliIo, type Command, type Invocation, type OptionSpec } from './command.ts'
@@ -34,7 +34,7 @@ class CommandFailure extends Error {
 
 const json = { type: 'boolean', description: 'print the result as one line of JSON' } as const
 
-const adminActions = () => import('../core/admin.ts')
+const adminActions = () => import('./admin.ts')
 
 // ---------------------------------------------------------------------------------------
 // Commands on the configured database.
@@ -97,7 +97,6 @@ const adminCreateUser = defineCommand({
   },
 })
 
-const issuableKinds = ['mcp', 'service', 'ingest'] as const satisfies readonly Exclude<KeyKind, 'oauth'>[]
 const MAX_EXPIRY_DAYS = 3650
 
 const adminCreateKey = defineCommand({
@@ -155,8 +154,6 @@ const adminRevokeKey = defineCommand({
   },
 })
 
-const listableKinds = ['mcp', 'service', 'ingest', 'oauth'] as const satisfies readonly KeyKind[]
-
 /** Columns of a plain-text table: each padded to its widest cell. */
 function columns(rows: readonly (readonly string[])[]): string[] {
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)))
@@ -173,7 +170,7 @@ const adminListKeys = defineCommand({
   options: {
     workspace: { type: 'string', value: 'WORKSPACE_ID', description: 'only this workspace (wsp_…; admin list-workspaces shows them)' },
     user: { type: 'string', value: 'EMAIL', description: 'only the keys acting as this user' },
-    kind: { type: 'string', description: 'only this kind of key', choices: listableKinds },
+    kind: { type: 'string', description: 'only this kind of key', choices: keyKinds },
     active: { type: 'boolean', description: 'hide revoked and expired keys' },
     json,
   },

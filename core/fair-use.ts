@@ -48,6 +48,8 @@ export interface CounterOptions {
    * instance has not counted in yet. Windows seen longer than it extend it. */
   longestWindowMs?: number
   onError?: (err: unknown) => void
+  /** The clock windows are counted on, in epoch milliseconds (the app's clock: BuildOptions.now). Default Date.now. */
+  now?: () => number
 }
 
 const CHUNK = 1000
@@ -60,6 +62,7 @@ export class SharedCounters {
   readonly #retainMs: number
   #longestWindowMs: number
   readonly #onError: (err: unknown) => void
+  readonly #now: () => number
   #inFlight: Promise<void> | undefined
   #queued: Promise<void> | undefined
   #timer: NodeJS.Timeout | undefined
@@ -72,6 +75,7 @@ export class SharedCounters {
     this.#retainMs = options.retainMs ?? 60 * 60_000
     this.#longestWindowMs = options.longestWindowMs ?? 0
     this.#onError = options.onError ?? (() => {})
+    this.#now = options.now ?? Date.now
   }
 
   /** Whether the counts are shared with other instances (a database backend). */
@@ -95,7 +99,7 @@ export class SharedCounters {
 
   /** Counts a hit on `key` in its current window of `windowMs`. */
   async hit(key: string, windowMs: number): Promise<WindowCount> {
-    const now = Date.now()
+    const now = this.#now()
     const windowStart = now - (now % windowMs)
     let entry = this.#entries.get(key)
     if (!entry || entry.windowStart !== windowStart || entry.windowMs !== windowMs) {
@@ -118,12 +122,12 @@ export class SharedCounters {
       entry.pending++
     }
     if (entry.ready) await entry.ready
-    return { current: entry.shared + entry.sending + entry.pending, ttl: entry.windowStart + windowMs - Date.now() }
+    return { current: entry.shared + entry.sending + entry.pending, ttl: entry.windowStart + windowMs - this.#now() }
   }
 
   /** The count of `key` in its current window, without counting a hit (0 when unknown here). */
   peek(key: string, windowMs: number): WindowCount {
-    const now = Date.now()
+    const now = this.#now()
     const entry = this.#entries.get(key)
     if (!entry || entry.windowMs !== windowMs || entry.windowStart + windowMs <= now) return { current: 0, ttl: 0 }
     return { current: entry.shared + entry.sending + entry.pending, ttl: entry.windowStart + windowMs - now }
@@ -175,7 +179,7 @@ export class SharedCounters {
   }
 
   #tick(): void {
-    const now = Date.now()
+    const now = this.#now()
     if (this.#backend) {
       for (const entry of this.#entries.values()) {
         if (entry.pending > 0) {

@@ -4,15 +4,15 @@ import { randomBase62 } from '../db/ids.ts'
 
 // scrypt's cost: N = 2^15 with r = 8 (OWASP's recommendation; ~100 ms and 32 MB a hash). A hash
 // carries its parameters, so a stored hash is verified with the cost it was made with.
-const PARAMS = { N: 2 ** 15, r: 8, p: 1 }
+/** The cost (scrypt's N) of new hashes, unless the app is built with another (BuildOptions.passwordHashCost). */
+export const PASSWORD_HASH_COST = 2 ** 15
+const BLOCK_SIZE = 8
+const PARALLELISM = 1
 const KEY_LENGTH = 32
 
-/**
- * For the test suite only: hashes made from now on in this process use this N. Its thousands of
- * users would otherwise spend minutes of CPU in scrypt; nothing a test checks depends on the cost.
- */
-export function useCheapPasswordHashesForTests(n = 2 ** 10) {
-  PARAMS.N = n
+/** A cost scrypt takes: a power of two above 1. */
+export function isPasswordHashCost(n: number): boolean {
+  return Number.isSafeInteger(n) && n > 1 && (n & (n - 1)) === 0
 }
 
 function derive(password: string, salt: Buffer, options: ScryptOptions): Promise<Buffer> {
@@ -23,10 +23,11 @@ function derive(password: string, salt: Buffer, options: ScryptOptions): Promise
   )
 }
 
-export async function hashPassword(password: string): Promise<string> {
+/** A new hash of `password` at scrypt cost `cost` (the app's `passwordHashCost`). */
+export async function hashPassword(password: string, cost: number): Promise<string> {
   const salt = randomBytes(16)
-  const key = await derive(password, salt, PARAMS)
-  return `scrypt$${PARAMS.N}$${PARAMS.r}$${PARAMS.p}$${salt.toString('base64')}$${key.toString('base64')}`
+  const key = await derive(password, salt, { N: cost, r: BLOCK_SIZE, p: PARALLELISM })
+  return `scrypt$${cost}$${BLOCK_SIZE}$${PARALLELISM}$${salt.toString('base64')}$${key.toString('base64')}`
 }
 
 export async function verifyPassword(password: string, stored: string): Promise<boolean> {

@@ -1,5 +1,5 @@
 // Enabling and disabling a tool for a whole workspace: the one implementation behind the
-// set_tool_enabled operation (console, REST) and the CLI's `admin tools enable|disable` (core/admin.ts).
+// set_tool_enabled operation (console, REST) and the CLI's `admin tools enable|disable` (bin/admin.ts).
 import type { Repositories } from '../db/repositories/index.ts'
 
 export type ToolSwitch =

@@ -10,11 +10,12 @@ import { isPrivateAddress } from './addresses.ts'
 export interface WebhookPolicy {
   /** WEBHOOKS_ALLOW_PRIVATE_NETWORKS: private, loopback and link-local targets allowed (tests, local use). */
   allowPrivateNetworks: boolean
-  /** NODE_ENV=production: http:// is refused even for loopback. */
+  /** Config.production (NODE_ENV=production): http:// is refused even for loopback. */
   production: boolean
 }
 
-export const defaultWebhookPolicy: WebhookPolicy = { allowPrivateNetworks: false, production: process.env.NODE_ENV === 'production' }
+/** For a registry built without the configuration's policy: the strictest one. */
+export const defaultWebhookPolicy: WebhookPolicy = { allowPrivateNetworks: false, production: true }
 
 const isLoopbackHost = (host: string) => host === 'localhost' || host.endsWith('.localhost') || /^127\./.test(host) || host === '[::1]'
 

@@ -6,6 +6,8 @@ import { randomBase62, toBase62 } from './ids.ts'
 
 export const keyKinds = ['mcp', 'service', 'ingest', 'oauth'] as const
 export type KeyKind = (typeof keyKinds)[number]
+/** The kinds a person issues (create_key: the console, the CLI); OAuth tokens come from the OAuth flow only. */
+export const issuableKinds = ['mcp', 'service', 'ingest'] as const satisfies readonly KeyKind[]
 
 export const keyPrefixes: Record<KeyKind, string> = {
   mcp: 'gdm_',

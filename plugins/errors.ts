@@ -1,8 +1,7 @@
 // One error handler and one not-found handler for the whole app (set at the root, so
 // every surface answers with the same body), including Fastify's own failures.
 import fp from 'fastify-plugin'
-import FindMyWay, { type HTTPMethod, type HTTPVersion } from 'find-my-way'
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify'
 import { appError, clientError, errorBody, errorResponse, validationFailed } from '../core/errors.ts'
 
 const fastifyErrors: Record<string, (err: FastifyError) => Error> = {
@@ -37,26 +36,21 @@ const byMethodOrder = (a: string, b: string) =>
   (methodOrder.indexOf(a) + 1 || 99) - (methodOrder.indexOf(b) + 1 || 99) || a.localeCompare(b)
 
 async function errorsPlugin(app: FastifyInstance) {
-  // Fastify answers 404 for a known path with another method; a router of our own, with
-  // every route under its own methods, tells the two apart so a wrong method is a 405
-  // with `Allow`. HEAD and OPTIONS do not count: the CORS plugin answers OPTIONS on every
-  // path (`*`), which must not turn every unknown path into a 405.
-  const paths = FindMyWay<HTTPVersion.V1>({ ignoreTrailingSlash: true })
-  const methods = new Set<HTTPMethod>()
-  const registered = new Set<string>()
+  // Fastify answers 404 for a known path with another method; asking its router (findRoute)
+  // under every method some route has tells the two apart, so a wrong method is a 405 with
+  // `Allow`. HEAD and OPTIONS do not count: the CORS plugin answers OPTIONS on every path
+  // (`*`), which must not turn every unknown path into a 405.
+  const methods = new Set<HTTPMethods>()
   app.addHook('onRoute', (route) => {
-    for (const method of ([] as HTTPMethod[]).concat(route.method as HTTPMethod | HTTPMethod[])) {
-      if (method === 'HEAD' || method === 'OPTIONS' || registered.has(`${method} ${route.url}`)) continue
-      registered.add(`${method} ${route.url}`)
-      methods.add(method)
-      paths.on(method, route.url, () => {})
+    for (const method of ([] as HTTPMethods[]).concat(route.method)) {
+      if (method !== 'HEAD' && method !== 'OPTIONS') methods.add(method)
     }
   })
 
   app.setNotFoundHandler(async (request, reply) => {
     const path = request.url.split('?')[0]!
-    const allowed = [...methods].filter((m) => paths.find(m, path)).sort(byMethodOrder)
-    if (allowed.length > 0 && !allowed.includes(request.method as HTTPMethod)) {
+    const allowed = [...methods].filter((method) => app.findRoute({ method, url: path })).sort(byMethodOrder)
+    if (allowed.length > 0 && !allowed.includes(request.method as HTTPMethods)) {
       const allow = allowed.join(', ')
       reply.header('Allow', allow)
       return reply.code(405).send(errorBody(appError('MethodNotAllowed', `${request.method} is not allowed on ${path}; use ${allow}.`)))

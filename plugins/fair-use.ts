@@ -48,6 +48,8 @@ async function fairUsePlugin(app: FastifyInstance, options: { limits?: RateLimit
     // The configured windows and the per-route ones (at most 5 minutes, routes/console and oauth).
     longestWindowMs: Math.max(limits?.windowMs ?? 0, limits?.authFailureWindowMs ?? 0, 5 * 60_000),
     onError: (err) => app.log.warn({ err }, 'could not share rate-limit counters'),
+    // Windows on the app's clock (app.now, which tests pin), as every other time here.
+    now: () => app.now().getTime(),
   })
   app.addHook('onReady', async () => counters.start())
   app.addHook('onClose', async () => counters.close())

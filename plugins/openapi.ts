@@ -2,22 +2,25 @@
 // and a browsable reference at /docs (@fastify/swagger-ui).
 //
 // Both load with their first request, not at start (about 3 MB of an idle server's memory):
-// a start only records each route's options as it is added, as @fastify/swagger's own onRoute
-// hook would. The first /openapi.json (or /docs/json, /docs/yaml) hands those routes to
-// @fastify/swagger and keeps the function it makes (it caches the document itself). The first
-// /docs request builds a small Fastify instance of its own holding @fastify/swagger-ui (with
-// @fastify/static), and every /docs request is answered by it through `inject`: its status,
-// headers and body become this reply's, and its refusals are this app's own (a 404 worded as the
-// not-found handler words it, a 403 in the error shape): /docs answers as the plugin did when it
-// was registered at start (a HEAD of a missing file is now a 404 like its GET, not a 405).
+// a start only records each route's options as it is added. The first /openapi.json (or /docs,
+// /docs/json, /docs/yaml) builds a small Fastify instance that registers @fastify/swagger as any
+// application does, adds the recorded routes to it (described only: nothing there validates,
+// serializes or answers), asks it for the document once it is ready, and closes it; the document
+// is kept. The first /docs request builds another small instance holding @fastify/swagger (in
+// its static mode, over that document) and @fastify/swagger-ui (with @fastify/static), and every
+// /docs request is answered by it through `inject`: its status, headers and body become this
+// reply's, and its refusals are this app's own (a 404 worded as the not-found handler words it,
+// a 403 in the error shape): /docs answers as the plugin did when it was registered at start (a
+// HEAD of a missing file is now a 404 like its GET, not a 405).
 import fp from 'fastify-plugin'
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type RouteOptions } from 'fastify'
+import type { FastifyDynamicSwaggerOptions } from '@fastify/swagger'
 import { appError, clientError } from '../core/errors.ts'
 
-/** @fastify/swagger's `swagger()`: the document, or its YAML with `{ yaml: true }`. */
-type SwaggerFunction = FastifyInstance['swagger']
+/** The OpenAPI document @fastify/swagger makes. */
+type OpenApiDocument = ReturnType<FastifyInstance['swagger']>
 
-function swaggerOptions(publicUrl: string) {
+function swaggerOptions(publicUrl: string): FastifyDynamicSwaggerOptions {
   return {
     openapi: {
       openapi: '3.1.0',
@@ -29,7 +32,7 @@ function swaggerOptions(publicUrl: string) {
       servers: [{ url: publicUrl }],
       components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'gdm_, gds_, gdi_ or gdo_ key' } } },
     },
-    transform: ({ schema, url, route }: { schema: Record<string, unknown> | undefined; url: string; route: RouteOptions }) => {
+    transform: ({ schema, url, route }) => {
       // The console is HTML for people, not an API: it is not documented here.
       if (url.startsWith('/console')) return { schema: { ...schema, hide: true }, url }
       const method = String(route.method).toLowerCase()
@@ -47,48 +50,34 @@ function swaggerOptions(publicUrl: string) {
   }
 }
 
-type Hook = (...args: unknown[]) => unknown
-
 /**
- * @fastify/swagger's document function for the recorded routes. The plugin (dynamic mode) adds an
- * onRoute, an onRegister and an onReady hook and decorates `swagger`; here it is given a host
- * that takes exactly those, its onRoute hook is fed every route the app added, and its onReady
- * hook is run, as Fastify would have done at start. Anything else the plugin asked of its host
- * would throw, and the OpenAPI tests fail.
+ * The document of the recorded routes: @fastify/swagger registered on an instance of its own, in
+ * its dynamic mode, which sees each route as it is added there, as it would have in the app.
  */
-async function buildSwagger(app: FastifyInstance, routes: RouteOptions[], publicUrl: string): Promise<SwaggerFunction> {
-  const { fastifySwagger } = (await import('@fastify/swagger')).default as unknown as {
-    fastifySwagger: (host: unknown, opts: unknown, done: (err?: Error) => void) => void
+async function buildDocument(app: FastifyInstance, routes: RouteOptions[], publicUrl: string): Promise<OpenApiDocument> {
+  const { default: swagger } = await import('@fastify/swagger')
+  // HEAD routes come with the recorded ones (the app made them for its GET routes).
+  const host = Fastify({ logger: false, exposeHeadRoutes: false, routerOptions: { ignoreTrailingSlash: true } })
+  try {
+    // The routes are described there, never called: no validator or serializer is compiled.
+    host.setValidatorCompiler(() => () => true)
+    host.setSerializerCompiler(() => (data) => JSON.stringify(data))
+    for (const schema of Object.values(app.getSchemas())) host.addSchema(schema)
+    await host.register(swagger, swaggerOptions(publicUrl))
+    const handler = async () => undefined
+    for (const { method, url, schema, config, constraints } of routes) host.route({ method, url, schema, config, constraints, handler })
+    await host.ready()
+    return host.swagger()
+  } finally {
+    await host.close()
   }
-  const hooks = new Map<string, Hook>()
-  let swagger: SwaggerFunction | undefined
-  const host = {
-    addHook: (name: string, fn: Hook) => {
-      hooks.set(name, fn)
-    },
-    decorate: (name: string, fn: SwaggerFunction) => {
-      if (name === 'swagger') swagger = fn
-    },
-    getSchemas: () => app.getSchemas(),
-  }
-  await new Promise<void>((resolve, reject) => fastifySwagger(host, swaggerOptions(publicUrl), (err) => (err ? reject(err) : resolve())))
-  const onRoute = hooks.get('onRoute')
-  const onReady = hooks.get('onReady')
-  if (!onRoute || !onReady || !swagger) throw new Error('@fastify/swagger did not add the hooks and decorator expected of it')
-  for (const route of routes) onRoute(route)
-  await new Promise((resolve) => onReady(resolve))
-  return swagger
 }
 
 /** A Fastify instance holding only @fastify/swagger-ui under /docs, over the given document. */
-async function buildDocsApp(app: FastifyInstance, swagger: () => Promise<SwaggerFunction>): Promise<FastifyInstance> {
-  const { default: swaggerUi } = await import('@fastify/swagger-ui')
+async function buildDocsApp(document: () => Promise<OpenApiDocument>): Promise<FastifyInstance> {
+  const [{ default: swagger }, { default: swaggerUi }] = await Promise.all([import('@fastify/swagger'), import('@fastify/swagger-ui')])
   const docs = Fastify({ logger: false, routerOptions: { ignoreTrailingSlash: true } })
-  // What swagger-ui needs of @fastify/swagger: the `swagger` decorator, under the plugin's name.
-  const swaggerDecorator = await swagger()
-  await docs.register(fp(async (instance) => {
-    instance.decorate('swagger', swaggerDecorator)
-  }, { name: '@fastify/swagger' }))
+  await docs.register(swagger, { mode: 'static', specification: { document: await document() as never } })
   await docs.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list', deepLinking: true } })
   await docs.ready()
   return docs
@@ -104,17 +93,17 @@ async function openapiPlugin(app: FastifyInstance, options: { publicUrl: string 
   })
 
   // One build each, shared by concurrent first requests; a failed build is tried again by the next request.
-  let swaggerBuild: Promise<SwaggerFunction> | undefined
-  const swagger = () => {
-    swaggerBuild ??= buildSwagger(app, routes, options.publicUrl).catch((err: unknown) => {
-      swaggerBuild = undefined
+  let documentBuild: Promise<OpenApiDocument> | undefined
+  const document = () => {
+    documentBuild ??= buildDocument(app, routes, options.publicUrl).catch((err: unknown) => {
+      documentBuild = undefined
       throw err
     })
-    return swaggerBuild
+    return documentBuild
   }
   let docsBuild: Promise<FastifyInstance> | undefined
   const docsApp = () => {
-    docsBuild ??= buildDocsApp(app, swagger).catch((err: unknown) => {
+    docsBuild ??= buildDocsApp(document).catch((err: unknown) => {
       docsBuild = undefined
       throw err
     })
@@ -124,7 +113,7 @@ async function openapiPlugin(app: FastifyInstance, options: { publicUrl: string 
     if (docsBuild) await (await docsBuild.catch(() => undefined))?.close()
   })
 
-  app.get('/openapi.json', { schema: { hide: true } }, async () => (await swagger())())
+  app.get('/openapi.json', { schema: { hide: true } }, async () => document())
 
   // Every /docs request, answered by the docs instance. A HEAD is asked as a GET there: Fastify's
   // HEAD route of this GET sends the same headers without the body, as it did for the plugin's routes.

@@ -10,16 +10,12 @@
 // byte-identical to the SDK's (status, headers, body) by test/mcp/fast-lane.test.ts, which sends
 // a corpus through both paths; a condition that cannot be shown identical belongs to the SDK.
 //
-// Deliberately free of SDK imports: the route reads `mcpPaths` at start, and the SDK loads on
-// the first MCP request (routes/mcp-server.ts builds the lane then, with the SDK's constants).
+// It imports nothing of the SDK: routes/mcp-server.ts builds the lane on the first MCP request,
+// with the SDK's constants. `buildApp({ mcpFastLane: false })` sends every request to the SDK.
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { UnknownToolError, type Call } from '../core/operations.ts'
 import { errorResponse } from '../core/errors.ts'
 import { isPlainObject, PROTOCOL_VERSION_META_KEY } from './mcp-era.ts'
-
-/** Which path answered `/mcp` requests, and a switch that sends all of them to the SDK.
- * For tests only (test/mcp/fast-lane.test.ts compares the two paths); never set in production. */
-export const mcpPaths = { fastLaneEnabled: true, fast: 0, sdk: 0 }
 
 /** A tools/call result: the one definition both paths send (the SDK through its encoder). */
 export type ToolCallResult =
@@ -59,7 +55,7 @@ export async function toolCallResult(app: FastifyInstance, call: Call, name: str
  * because the registry's serializers (fast-json-stringify) write what JSON.stringify writes for
  * the same value — members in order, numbers and strings escaped alike (a string with anything
  * to escape goes through JSON.stringify itself) — so JSON.stringify(JSON.parse(text)) is text;
- * test/mcp/fast-lane.test.ts and the fuzz suite compare the bytes with the SDK's.
+ * test/mcp/fast-lane.test.ts compares the bytes with the SDK's.
  */
 async function toolCallResultJson(app: FastifyInstance, call: Call, name: string, args: Record<string, unknown> | undefined, extra: string): Promise<string> {
   const { ok, text } = await toolCallOutcome(app, call, name, args)

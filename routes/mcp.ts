@@ -7,21 +7,40 @@
 import { setMaxListeners } from 'node:events'
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
 import type { AuthInfo } from '@modelcontextprotocol/server'
+import { Type } from '@sinclair/typebox'
 import { appError, errorBody } from '../core/errors.ts'
 import { MAX_JSON_DEPTH, nestsDeeperThan } from '../core/validation.ts'
 import { mcpAllowedHosts, mcpAllowedOrigins } from '../core/origins.ts'
 import type { McpServer } from './mcp-server.ts'
+import { ErrorBody, apiErrorResponse } from '../schemas/errors.ts'
 import { certainEra } from './mcp-era.ts'
-import { mcpPaths } from './mcp-fast.ts'
 import { callOf } from '../core/operations.ts'
+
+/** A JSON-RPC 2.0 response as the SDK writes it (the body is its bytes, never serialized here). */
+const JsonRpcResponse = Type.Object({
+  jsonrpc: Type.Literal('2.0'),
+  id: Type.Union([Type.String(), Type.Integer(), Type.Null()]),
+  result: Type.Optional(Type.Object({}, { additionalProperties: true })),
+  error: Type.Optional(Type.Object({ code: Type.Integer(), message: Type.String(), data: Type.Optional(Type.Unknown()) })),
+})
 
 /** We always answer with JSON; clients that accept only JSON are served too. */
 const ACCEPT = 'application/json, text/event-stream'
 /** Distinct header sets whose body-less Web Request is kept (a client sends one or a few). */
 const REQUEST_CACHE_SIZE = 256
 
-const mcpRoutes: FastifyPluginAsync<{ publicUrl: string; allowedOrigins: string[] }> = async (app, options) => {
-  const { publicUrl } = options
+export interface McpRoutesOptions {
+  publicUrl: string
+  allowedOrigins: string[]
+  /** The tools/call fast lane (routes/mcp-fast.ts); false: the SDK answers every request. Default true. */
+  fastLane?: boolean
+  /** Told which path answered each request that reached the MCP server. */
+  onPath?: (path: 'fast' | 'sdk') => void
+}
+
+const mcpRoutes: FastifyPluginAsync<McpRoutesOptions> = async (app, options) => {
+  const { publicUrl, onPath } = options
+  const fastLane = options.fastLane ?? true
   const allowedOrigins = mcpAllowedOrigins(publicUrl, options.allowedOrigins)
   const allowedHosts = mcpAllowedHosts(publicUrl)
   const endpoint = `${publicUrl}/mcp`
@@ -75,6 +94,18 @@ const mcpRoutes: FastifyPluginAsync<{ publicUrl: string; allowedOrigins: string[
         '`_meta` (protocol version, client capabilities) and Mcp-Method/Mcp-Name headers. 2025-03-26/06-18/11-25: ' +
         'initialize, tools/list, tools/call, resources/*, prompts/*.',
       security: [{ bearer: [] }],
+      response: {
+        200: { description: 'The JSON-RPC response: a result, or a JSON-RPC error (a tool\'s own failure is a result with isError).', content: { 'application/json': { schema: JsonRpcResponse } } },
+        202: { type: 'null', description: 'A notification or a response from the client, accepted: no body.' },
+        400: {
+          description: 'Not a usable JSON-RPC request (a JSON-RPC error with id null: -32700 unparseable, -32600 invalid), or a body whose length does not match Content-Length (the API error object).',
+          content: { 'application/json': { schema: Type.Union([JsonRpcResponse, ErrorBody]) } },
+        },
+        401: apiErrorResponse('No key, or one this endpoint does not take (WWW-Authenticate names the protected resource metadata).'),
+        403: apiErrorResponse('An Origin or Host this server does not serve (DNS-rebinding protection).'),
+        413: apiErrorResponse('The body is larger than 1 MiB.'),
+        429: apiErrorResponse('Too many requests with this credential (Retry-After says when to come back).'),
+      },
     },
     onRequest: [
       async (request) => {
@@ -109,10 +140,10 @@ const mcpRoutes: FastifyPluginAsync<{ publicUrl: string; allowedOrigins: string[
     const mcp = await server()
     // An ordinary tools/call of a certain era: the fast lane (routes/mcp-fast.ts), which answers
     // as the SDK would, byte for byte, or leaves the request to it.
-    if (parsed && era && mcpPaths.fastLaneEnabled) {
+    if (parsed && era && fastLane) {
       const body = await mcp.fastToolCall(parsed.message, request.headers, caller, era)
       if (body !== undefined) {
-        mcpPaths.fast++
+        onPath?.('fast')
         // A Buffer, as below: Fastify would add "; charset=utf-8" to the SDK's type for a string.
         return reply.code(200).header('content-type', 'application/json').send(Buffer.from(body))
       }
@@ -127,11 +158,13 @@ const mcpRoutes: FastifyPluginAsync<{ publicUrl: string; allowedOrigins: string[
     // A parsed body travels beside the Request, which then has none: one Request serves every
     // call with the same headers (the SDK only reads it), so it is built once per header set.
     const webRequest = parsed ? cachedRequest(key) : new Request(endpoint, { method: 'POST', headers: headersOf(key), body: raw })
-    mcpPaths.sdk++
+    onPath?.('sdk')
     const response = await mcp.respond(webRequest, authInfo, parsed, era)
     // The bytes as the SDK wrote them (no decoding to text and encoding again).
     const body = Buffer.from(await response.arrayBuffer())
-    reply.code(response.status)
+    // Whatever status the SDK chose: one of those documented, or another of its own (406, 415).
+    const sdkReply: FastifyReply = reply
+    sdkReply.code(response.status)
     response.headers.forEach((value, key) => {
       if (key !== 'content-length') reply.header(key, value)
     })

@@ -1,5 +1,6 @@
 // OAuth discovery documents for MCP clients (RFC 9728 protected resource, RFC 8414 server).
 import type { FastifyPluginAsync } from 'fastify'
+import { AuthorizationServerMetadata, ProtectedResourceMetadata } from '../schemas/oauth.ts'
 
 export const SCOPES = ['growthdesk'] as const
 
@@ -32,9 +33,10 @@ const oauthMetadata: FastifyPluginAsync<{ publicUrl: string }> = async (app, { p
     service_documentation: `${publicUrl}/SKILL.md`,
   }
   const schema = { tags: ['oauth'], summary: 'OAuth discovery (public)' }
-  app.get('/.well-known/oauth-protected-resource/mcp', { schema }, async () => resource)
-  app.get('/.well-known/oauth-protected-resource', { schema }, async () => resource)
-  app.get('/.well-known/oauth-authorization-server', { schema }, async () => server)
+  const resourceSchema = { ...schema, response: { 200: ProtectedResourceMetadata } }
+  app.get('/.well-known/oauth-protected-resource/mcp', { schema: resourceSchema }, async () => resource)
+  app.get('/.well-known/oauth-protected-resource', { schema: resourceSchema }, async () => resource)
+  app.get('/.well-known/oauth-authorization-server', { schema: { ...schema, response: { 200: AuthorizationServerMetadata } } }, async () => server)
 }
 
 export default oauthMetadata

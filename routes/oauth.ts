@@ -10,6 +10,7 @@ import { hashKey } from '../db/keys.ts'
 import type { OAuthClient } from '../db/repositories/oauth.ts'
 import { SCOPES } from './oauth-metadata.ts'
 import { isLoopbackHost } from '../core/origins.ts'
+import { ClientRegistration, oauthBodyErrors, oauthErrorResponse, RevocationResponse, TokenResponse } from '../schemas/oauth.ts'
 
 type Params = Record<string, unknown>
 
@@ -80,7 +81,18 @@ const oauthRoutes: FastifyPluginAsync<{ publicUrl: string }> = async (app, { pub
     return client
   }
 
-  app.post('/oauth/register', { config: { rateLimit: { max: 20, timeWindow: '1 minute' } }, schema: { tags: ['oauth'], summary: 'Dynamic client registration (RFC 7591)' } }, async (request, reply) => {
+  app.post('/oauth/register', {
+    config: { rateLimit: { max: 20, timeWindow: '1 minute' } },
+    schema: {
+      tags: ['oauth'],
+      summary: 'Dynamic client registration (RFC 7591)',
+      response: {
+        201: ClientRegistration,
+        400: oauthErrorResponse('Unusable client metadata (invalid_redirect_uri, invalid_client_metadata) or an unreadable body (invalid_request).'),
+        ...oauthBodyErrors,
+      },
+    },
+  }, async (request, reply) => {
     const body = (request.body ?? {}) as Params
     const uris = body.redirect_uris
     if (!Array.isArray(uris) || uris.length === 0 || uris.length > 10 || !uris.every((u) => typeof u === 'string' && u.length <= 2048 && acceptableRedirectUri(u))) {
@@ -109,7 +121,19 @@ const oauthRoutes: FastifyPluginAsync<{ publicUrl: string }> = async (app, { pub
     })
   })
 
-  app.post('/oauth/token', { config: limited, schema: { tags: ['oauth'], summary: 'Token endpoint (authorization_code with PKCE, refresh_token)' } }, async (request, reply) => {
+  app.post('/oauth/token', {
+    config: limited,
+    schema: {
+      tags: ['oauth'],
+      summary: 'Token endpoint (authorization_code with PKCE, refresh_token)',
+      response: {
+        200: TokenResponse,
+        400: oauthErrorResponse('A missing or malformed parameter (invalid_request), a code or refresh token that is not valid for this client (invalid_grant), another grant type (unsupported_grant_type) or resource (invalid_target).'),
+        401: oauthErrorResponse('The client is unknown or its secret is wrong (invalid_client).'),
+        ...oauthBodyErrors,
+      },
+    },
+  }, async (request, reply) => {
     const body = (request.body ?? {}) as Params
     const client = await authenticateClient(request, body)
     if (typeof client === 'string') return oauthError(reply, 401, 'invalid_client', client)
@@ -149,7 +173,19 @@ const oauthRoutes: FastifyPluginAsync<{ publicUrl: string }> = async (app, { pub
     })
   })
 
-  app.post('/oauth/revoke', { config: limited, schema: { tags: ['oauth'], summary: 'Token revocation (RFC 7009)' } }, async (request, reply) => {
+  app.post('/oauth/revoke', {
+    config: limited,
+    schema: {
+      tags: ['oauth'],
+      summary: 'Token revocation (RFC 7009)',
+      response: {
+        200: RevocationResponse,
+        400: oauthErrorResponse('No token, or an unreadable body (invalid_request).'),
+        401: oauthErrorResponse('The client is unknown or its secret is wrong (invalid_client).'),
+        ...oauthBodyErrors,
+      },
+    },
+  }, async (request, reply) => {
     const body = (request.body ?? {}) as Params
     const client = await authenticateClient(request, body)
     if (typeof client === 'string') return oauthError(reply, 401, 'invalid_client', client)

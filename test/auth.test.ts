@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto'
 import { Writable } from 'node:stream'
 import type { InjectOptions } from 'fastify'
 import { buildApp, loggerOptions } from '../app.ts'
-import { createKey, revokeKey } from '../core/admin.ts'
+import { createKey, revokeKey } from '../bin/admin.ts'
 import { generateKey } from '../db/keys.ts'
 import { apiKeys } from '../db/schema.ts'
 import { addProject, PUBLIC_URL, addMember, bearer, buildTestApp, fixedClock, seedWorkspace, testConfig, testDatabase } from './helpers/app.ts'
@@ -16,19 +16,6 @@ const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz'
 function tamper(key: string): string {
   const next = BASE62[(BASE62.indexOf(key[12]!) + 1) % 62]!
   return key.slice(0, 12) + next + key.slice(13)
-}
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
-
-/** Polls until `ok` holds (for fire-and-forget writes), returning the last value. */
-async function until<T>(read: () => Promise<T>, ok: (value: T) => boolean, ms = 3000): Promise<T> {
-  const deadline = Date.now() + ms
-  let value = await read()
-  while (!ok(value) && Date.now() < deadline) {
-    await sleep(20)
-    value = await read()
-  }
-  return value
 }
 
 const UNAUTHORIZED_CHALLENGE = 'Bearer realm="growthdesk"'
@@ -259,26 +246,42 @@ t.test('credentials and surfaces', async (t) => {
     const created = await createKey(app, { email: ws.user.email, kind: 'mcp', name: 'usage' })
     const lastUsed = async () => (await app.repos.apiKeys.find(created.id))?.lastUsedAt?.toISOString() ?? null
     t.equal(await lastUsed(), null, 'null before use')
+    // The request does not wait for the write of a use: each write started is kept here, and
+    // awaited. The decision to start one is made before the request is answered.
+    const writes: Promise<void>[] = []
+    const touch = app.repos.apiKeys.touch
+    app.repos.apiKeys.touch = (...args: Parameters<typeof touch>) => {
+      const write = touch(...args)
+      writes.push(write)
+      return write
+    }
+    t.teardown(() => {
+      app.repos.apiKeys.touch = touch
+    })
 
     const first = clock().toISOString()
     t.equal((await dailyOps(bearer(created.key))).statusCode, 200)
-    t.equal(await until(lastUsed, (v) => v === first), first, 'set by the first use')
+    t.equal(writes.length, 1, 'the first use starts a write')
+    await Promise.all(writes)
+    t.equal(await lastUsed(), first, 'set by the first use')
 
     clock.set(new Date(clock().getTime() + 30_000).toISOString())
     t.equal((await dailyOps(bearer(created.key))).statusCode, 200)
-    await sleep(300)
+    t.equal(writes.length, 1, 'a use 30 s later starts no write')
     t.equal(await lastUsed(), first, 'unchanged by a use 30 s later')
 
     const later = new Date(new Date(first).getTime() + 61_000).toISOString()
     clock.set(later)
     t.equal((await dailyOps(bearer(created.key))).statusCode, 200)
-    t.equal(await until(lastUsed, (v) => v === later), later, 'updated by a use 61 s after the first')
+    t.equal(writes.length, 2, 'a use 61 s after the first starts one')
+    await Promise.all(writes)
+    t.equal(await lastUsed(), later, 'updated by a use 61 s after the first')
 
     // A refused request is not a use.
     await revokeKey(app, created.id)
     clock.set(new Date(new Date(later).getTime() + 5 * 60_000).toISOString())
     t.equal((await dailyOps(bearer(created.key))).statusCode, 401)
-    await sleep(300)
+    t.equal(writes.length, 2, 'a refused key starts no write')
     t.equal(await lastUsed(), later, 'a refused key is not marked as used')
   })
 
@@ -362,9 +365,16 @@ t.test('credentials and surfaces', async (t) => {
 
 t.test('no key reaches the logs', async (t) => {
   let logs = ''
+  // Fastify logs "request completed" once a response has ended, which may be after inject()
+  // resolved: the check below waits for that line of every request sent.
+  let completed = 0
+  let expected = Infinity
+  let allCompleted = () => {}
   const stream = new Writable({
     write(chunk, _encoding, done) {
       logs += chunk.toString()
+      completed += chunk.toString().split('"msg":"request completed"').length - 1
+      if (completed >= expected) allCompleted()
       done()
     },
   })
@@ -394,7 +404,12 @@ t.test('no key reaches the logs', async (t) => {
   t.equal(events.statusCode, 200)
   t.equal((await send({ method: 'GET', url: '/log-everything' }, ws.keys.service)).statusCode, 200)
 
-  await sleep(50)
+  expected = sent.length
+  await new Promise<void>((resolve) => {
+    allCompleted = resolve
+    if (completed >= expected) resolve()
+  })
+  t.equal(completed, sent.length, 'every request has its "request completed" line')
   const lines = logs.trim().split('\n')
   // A logged bare `headers` object is checked on its own below.
   const covered = lines.filter((line) => !line.includes('"msg":"raw headers"')).join('\n')

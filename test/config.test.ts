@@ -7,6 +7,7 @@ const root = path.resolve(import.meta.dirname, '..')
 
 t.test('defaults: 127.0.0.1:3000, embedded database in ./.data, public URL from host and port', async (t) => {
   t.same(loadConfig({}), {
+    production: false,
     host: '127.0.0.1',
     port: 3000,
     publicUrl: 'http://127.0.0.1:3000',
@@ -169,8 +170,14 @@ t.test('a bad variable is rejected with a message naming it', async (t) => {
   }
 })
 
+t.test('NODE_ENV=production, and only that value, makes a production configuration', async (t) => {
+  t.equal(loadConfig({ NODE_ENV: 'production' }).production, true)
+  for (const value of ['development', 'test', 'Production', 'prod', '']) t.equal(loadConfig({ NODE_ENV: value }).production, false, `NODE_ENV=${JSON.stringify(value)}`)
+  t.same(loadConfig({ NODE_ENV: 'production' }), { ...loadConfig({}), production: true }, 'nothing else changes')
+})
+
 t.test('only the variables of the schema are read', async (t) => {
-  t.same(loadConfig({ PORT: '4000', NODE_ENV: 'production', SERVICE_API_KEY: 'x' }), loadConfig({ PORT: '4000' }))
+  t.same(loadConfig({ PORT: '4000', SERVICE_API_KEY: 'x', NODE_OPTIONS: '--inspect' }), loadConfig({ PORT: '4000' }))
 })
 
 t.test('the server refuses a bad PORT with one line on stderr and exit code 1', async (t) => {

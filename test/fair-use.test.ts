@@ -8,7 +8,7 @@ import t from 'tap'
 import type { FastifyInstance } from 'fastify'
 import { buildApp } from '../app.ts'
 import type { RateLimits } from '../config.ts'
-import { bearer, buildTestApp, seedWorkspace, testConfig, testDatabase } from './helpers/app.ts'
+import { bearer, buildTestApp, fixedClock, seedWorkspace, testConfig, testDatabase } from './helpers/app.ts'
 
 const DAY = 86_400_000
 const limits: RateLimits = { max: 3, ingestMax: 2, windowMs: DAY, authFailures: 4, authFailureWindowMs: DAY, concurrency: 0 }
@@ -168,6 +168,25 @@ t.test('two instances on one PostgreSQL share the counts', { skip: process.env.D
   t.same(rows, [], 'an empty batch sends no statement')
 })
 
+t.test("windows follow the app's clock: a pinned clock keeps one window, moving it past the end opens the next", async (t) => {
+  const now = fixedClock('2025-06-10T12:00:03.000Z')
+  const app = await buildTestApp(t, { now, config: { rateLimit: { ...limits, max: 2, windowMs: 10_000 } } })
+  const ws = await seedWorkspace(app)
+  const list = () => app.inject({ method: 'GET', url: '/v1/projects', headers: bearer(ws.keys.service) })
+  t.equal((await list()).statusCode, 200)
+  t.equal((await list()).headers['ratelimit-reset'], '7', 'the window (aligned to the epoch) ends 7 s after 12:00:03')
+  const refused = await list()
+  t.equal(refused.statusCode, 429)
+  t.equal(refused.headers['retry-after'], '7')
+  now.set('2025-06-10T12:00:09.999Z')
+  t.equal((await list()).statusCode, 429, 'still the same window a millisecond before its end')
+  now.set('2025-06-10T12:00:10.000Z')
+  const next = await list()
+  t.equal(next.statusCode, 200, 'the next window starts at 12:00:10')
+  t.equal(next.headers['ratelimit-remaining'], '1')
+  t.equal(next.headers['ratelimit-reset'], '10')
+})
+
 t.test('concurrency: a credential holds at most N requests in progress on an instance', async (t) => {
   const app = await buildTestApp(t, { config: { rateLimit: { ...limits, max: 100, concurrency: 1 } } })
   let started!: () => void
@@ -198,6 +217,7 @@ t.test('concurrency: a credential holds at most N requests in progress on an ins
 
 t.test('a sweep never deletes a window still under way: the cut-off is the retention plus the longest window', async (t) => {
   const { SharedCounters } = await import('../core/fair-use.ts')
+  const NOW = Date.parse('2025-06-10T12:00:00Z')
   const cutoffs: number[] = []
   const backend = {
     add: async (rows: { key: string; windowStart: number; hits: number }[]) => rows,
@@ -208,12 +228,11 @@ t.test('a sweep never deletes a window still under way: the cut-off is the reten
   }
   // A new instance sweeps at its first tick, before it has counted anything: the configured
   // longest window must already hold (it once deleted a day-long window that had started at midnight).
-  const counters = new SharedCounters(backend, { syncMs: 5, retainMs: 60_000, longestWindowMs: DAY })
-  const before = Date.now()
+  const counters = new SharedCounters(backend, { syncMs: 5, retainMs: 60_000, longestWindowMs: DAY, now: () => NOW })
   counters.start()
   while (cutoffs.length === 0) await new Promise((resolve) => setTimeout(resolve, 5))
   await counters.close()
-  t.ok(cutoffs[0]! <= before - 60_000 - DAY + 1000, `the cut-off (${before - cutoffs[0]!} ms ago) is at least a day and a minute ago`)
+  t.equal(cutoffs[0], NOW - 60_000 - DAY, 'the cut-off is a day and a minute before now')
 
   // A window longer than configured, once counted in, extends it.
   const seen: number[] = []
@@ -223,11 +242,10 @@ t.test('a sweep never deletes a window still under way: the cut-off is the reten
       seen.push(w)
       return 0
     },
-  }, { syncMs: 5, retainMs: 1000 })
+  }, { syncMs: 5, retainMs: 1000, now: () => NOW })
   await other.hit('k', 7 * DAY)
-  const at = Date.now()
   other.start()
   while (seen.length === 0) await new Promise((resolve) => setTimeout(resolve, 5))
   await other.close()
-  t.ok(seen[0]! <= at - 1000 - 7 * DAY + 1000, 'a week-long window counted here is kept a week and the retention')
+  t.equal(seen[0], NOW - 1000 - 7 * DAY, 'a week-long window counted here is kept a week and the retention')
 })

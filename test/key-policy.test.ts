@@ -4,7 +4,7 @@
 import t from 'tap'
 import { addMember, bearer, buildTestApp, seedWorkspace } from './helpers/app.ts'
 import { sessionPrincipal, operatorPrincipal, type Principal } from '../core/access.ts'
-import { AdminError, createKey, revokeKey } from '../core/admin.ts'
+import { AdminError, createKey, revokeKey } from '../bin/admin.ts'
 
 t.test('create_key', async (t) => {
   const app = await buildTestApp(t)

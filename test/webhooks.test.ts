@@ -291,6 +291,16 @@ t.test('a private address is refused without WEBHOOKS_ALLOW_PRIVATE_NETWORKS, at
   t.match((await deliveries(app, key, row.id)).items, [{ status: 'pending', attempts: 1, last_status_code: null, last_error: /private, loopback or link-local/ }])
 })
 
+t.test('a production configuration (NODE_ENV=production) refuses http:// even for a loopback address', async (t) => {
+  for (const production of [false, true]) {
+    const app = await buildTestApp(t, { config: { production, webhooks: { enabled: false, allowPrivateNetworks: true } } })
+    const ws = await seedWorkspace(app)
+    const res = await app.inject({ method: 'POST', url: '/v1/webhooks', headers: bearer(ws.keys.service), payload: { project: ws.project.id, url: 'http://127.0.0.1:9/hook', events: ['memory.added'] } })
+    if (production) t.match(res.json().error, { code: 'invalid_arguments', details: [{ path: 'url', message: 'must use https://' }] }, 'production: refused')
+    else t.equal(res.statusCode, 201, 'development: accepted')
+  }
+})
+
 t.test('kill -9 between commit and delivery: delivered by the next start', async (t) => {
   const database = await testDatabase(t)
   const rx = await receiver(t)

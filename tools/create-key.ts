@@ -5,8 +5,7 @@ import { defineOperation } from '../core/operations.ts'
 import { appError, invalidArguments } from '../core/errors.ts'
 import { roleAtLeast } from '../core/access.ts'
 import { NullableTimestamp, ProjectRef, StringEnum } from '../schemas/atoms.ts'
-
-export const issuableKinds = ['mcp', 'service', 'ingest'] as const
+import { issuableKinds } from '../db/keys.ts'
 
 export default defineOperation({
   name: 'create_key',

@@ -12,9 +12,6 @@ export function requireReviewField(args: { evaluation?: unknown; status?: unknow
   }
 }
 
-/** The PATCH body of the review route: exactly the review fields, at least one of them. */
-export const ReviewBody = Type.Object(ReviewFields, { additionalProperties: false })
-
 export default defineOperation({
   name: 'review_opportunity',
   title: 'Review a growth opportunity',

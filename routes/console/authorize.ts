@@ -62,7 +62,19 @@ const authorizeRoutes: FastifyPluginAsync<{ publicUrl: string; clientMetadataPri
     return reply.page('error', { title: 'Authorization failed', heading: 'This authorization request cannot be used', message: checked.page })
   }
 
-  app.get('/oauth/authorize', { schema: { tags: ['oauth'], summary: 'Authorization endpoint: sign-in and consent (browser)' } }, async (request, reply) => {
+  const html = (description: string) => ({ description, content: { 'text/html': { schema: { type: 'string' } } } })
+  const redirect = (description: string) => ({ type: 'null', description, headers: { Location: { type: 'string', format: 'uri-reference' } } })
+  app.get('/oauth/authorize', {
+    schema: {
+      tags: ['oauth'],
+      summary: 'Authorization endpoint: sign-in and consent (browser)',
+      response: {
+        200: html('The consent page: the client, what it may do, Allow and Deny (after sign-in).'),
+        302: redirect("To the console's sign-in page, which comes back here; or to the client's redirect_uri with error, error_description, state and iss."),
+        400: html('An error page: the client or its redirect_uri is unknown, so nothing is sent back to it (RFC 6749 §4.1.2.1).'),
+      },
+    },
+  }, async (request, reply) => {
     const checked = await check(request.query as Params)
     if (!('client' in checked)) return respond(reply, checked)
     // Sign in first (the console comes back here), then ask for consent.

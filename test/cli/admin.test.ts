@@ -14,7 +14,8 @@ import { buildApp } from '../../app.ts'
 import type { Database } from '../../config.ts'
 import { apiKeys, users } from '../../db/schema.ts'
 import { operations } from '../../tools/index.ts'
-import { testConfig, testDatabase } from '../helpers/app.ts'
+import { buildTestApp, seedWorkspace, testConfig, testDatabase } from '../helpers/app.ts'
+import { verifyPassword } from '../../core/passwords.ts'
 
 interface Teardown {
   teardown(fn: () => unknown): void
@@ -233,6 +234,8 @@ t.test('admin commands on the configured database', async (t) => {
   t.ok(rows.find((r) => r.id === service.id)?.revokedAt, 'the revoked key is marked revoked')
   const storedUsers = JSON.stringify(await app.db.select().from(users))
   t.notOk(passwords.some((p) => storedUsers.includes(p)), 'no password is stored in clear')
+  const hashes = (await app.db.select().from(users)).map((u) => u.passwordHash)
+  t.ok(hashes.length >= 3 && hashes.every((h) => h.startsWith('scrypt$32768$8$1$')), 'the CLI hashes at the production cost (N = 2^15) in this process too')
 })
 
 t.test('usage errors: one line on stderr, exit 2, before any configuration is read', async (t) => {
@@ -330,6 +333,17 @@ t.test('the executable, its output piped to a reader that has gone: no stack tra
   t.equal(code, 0)
 })
 
+t.test('an app hashes new passwords at its passwordHashCost; a cost scrypt cannot take is refused', async (t) => {
+  const app = await buildTestApp(t)
+  const ws = await seedWorkspace(app)
+  const hash = (await app.repos.users.findByEmail(ws.user.email))?.passwordHash
+  t.match(hash, /^scrypt\$1024\$8\$1\$/, "the test apps' cost, N = 2^10")
+  t.ok(await verifyPassword(ws.user.password, hash!), 'the password verifies')
+  for (const cost of [0, 1, 1000, 2.5, 2 ** 60]) {
+    await t.rejects(buildApp({ config: testConfig(database), logger: false, passwordHashCost: cost }), /passwordHashCost must be a power of two above 1/, `${cost} is refused`)
+  }
+})
+
 t.test('the installed executable bin/growthdesk.js', async (t) => {
   t.ok(fs.statSync(BIN).mode & 0o111, 'is executable')
   // A bare environment and another working directory: the launcher runs its TypeScript with Node alone.
@@ -346,7 +360,7 @@ t.test('the installed executable bin/growthdesk.js', async (t) => {
   t.equal(stderr, '')
   t.match(stdout, /^[^\n]+\n$/)
   t.match(JSON.parse(stdout), { workspace: { id: /^wsp_/ }, user: { email: 'owner@default-workspace.local' }, keys: KEY })
-  // A process outside the test suite hashes passwords at the production cost (the suite's own are cheap).
+  // The executable hashes passwords at the production cost (the suite's test apps hash cheaply).
   const app = await buildApp({ config: testConfig(database), logger: false })
   t.teardown(() => app.close())
   const owner = (await app.db.select().from(users)).find((u) => u.email === 'owner@default-workspace.local')

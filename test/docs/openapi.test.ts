@@ -1,6 +1,7 @@
-// The OpenAPI document is derived from the operations: Redocly's recommended rules find no
-// error in it, every operation has an operationId, each tool has a documented call with its
-// own arguments and result, and the console's HTML pages are not in it.
+// The OpenAPI document is derived from the operations: it is a valid OpenAPI 3.1 document
+// (Redocly's recommended rules find no error in it), every operation has an operationId and
+// describes its answers, each tool has a documented call with its own arguments and result,
+// and the console's HTML pages are not in it.
 import t from 'tap'
 import { createConfig, lintFromString } from '@redocly/openapi-core'
 import { buildTestApp } from '../helpers/app.ts'
@@ -9,7 +10,8 @@ t.test('the OpenAPI document', async (t) => {
   const app = await buildTestApp(t)
   const res = await app.inject({ method: 'GET', url: '/openapi.json' })
   t.equal(res.statusCode, 200)
-  const doc = res.json() as { paths: Record<string, Record<string, { operationId?: string; requestBody?: { content: Record<string, { schema: unknown }> }; responses: Record<string, { content?: Record<string, { schema: { properties?: Record<string, unknown> } }> }> }>> }
+  const doc = res.json() as { paths: Record<string, Record<string, { operationId?: string; requestBody?: { content: Record<string, { schema: unknown }> }; responses: Record<string, { description: string; content?: Record<string, { schema: { properties?: Record<string, unknown> } }> }> }>> }
+  const operations = Object.entries(doc.paths).flatMap(([path, methods]) => Object.entries(methods).map(([method, op]) => ({ route: `${method.toUpperCase()} ${path}`, ...op })))
 
   t.test('passes Redocly lint (recommended rules) with no error', async (t) => {
     const config = await createConfig({ extends: ['recommended'] })
@@ -18,8 +20,46 @@ t.test('the OpenAPI document', async (t) => {
     t.same(errors, [], 'no lint errors')
   })
 
+  t.test('is a valid OpenAPI 3.1 document: Redocly finds no structural error', async (t) => {
+    // Only the rule that checks the document against the OpenAPI 3.1 structure (the recommended
+    // set above includes it, among rules of style): a wrong field or type anywhere is an error.
+    const config = await createConfig({ rules: { struct: 'error' } })
+    const problems = await lintFromString({ source: res.body, absoluteRef: 'openapi.json', config })
+    t.same(problems.map((p) => `${p.ruleId}: ${p.message} at ${p.location?.[0]?.pointer}`), [], 'no problem at all')
+  })
+
+  t.test('every operation describes its answers: none has only the "Default Response" of a route without a response schema', async (t) => {
+    t.ok(operations.length > 30)
+    const undescribed = operations.filter((op) => Object.values(op.responses).every((r) => r.description === 'Default Response' && !r.content))
+    t.same(undescribed.map((op) => op.route), [], 'every route declares what it answers')
+    for (const op of operations) {
+      for (const [status, response] of Object.entries(op.responses)) {
+        if (status.startsWith('2') && status !== '202' && status !== '204') t.ok(response.content && Object.keys(response.content).length > 0, `${op.route} ${status}: a content type and its schema`)
+      }
+    }
+  })
+
+  t.test('the public documents and OAuth say what they answer', async (t) => {
+    const answer = (route: string, status: string) => operations.find((op) => op.route === route)?.responses[status]
+    t.same(Object.keys(answer('GET /SKILL.md', '200')?.content ?? {}), ['text/markdown'])
+    t.same(Object.keys(answer('GET /skills/growth/SKILL.md', '200')?.content ?? {}), ['text/markdown'])
+    t.same(Object.keys(answer('GET /llms.txt', '200')?.content ?? {}), ['text/plain'])
+    t.same(Object.keys(answer('GET /oauth/authorize', '200')?.content ?? {}), ['text/html'])
+    t.notOk(answer('GET /oauth/authorize', '302')?.content, 'a redirect has no body')
+    t.same(Object.keys(answer('POST /oauth/token', '200')?.content?.['application/json']?.schema.properties ?? {}), ['access_token', 'token_type', 'expires_in', 'refresh_token', 'scope'])
+    for (const route of ['POST /oauth/token', 'POST /oauth/revoke', 'POST /oauth/register']) {
+      for (const status of route === 'POST /oauth/register' ? ['400', '429'] : ['400', '401', '429']) {
+        t.same(Object.keys(answer(route, status)?.content?.['application/json']?.schema.properties ?? {}), ['error', 'error_description'], `${route} ${status}: OAuth's error object`)
+      }
+    }
+    t.ok(answer('POST /oauth/register', '201'), 'registration answers 201')
+    t.ok(answer('GET /.well-known/oauth-authorization-server', '200')?.content?.['application/json']?.schema.properties?.token_endpoint)
+    t.ok(answer('GET /.well-known/oauth-protected-resource/mcp', '200')?.content?.['application/json']?.schema.properties?.authorization_servers)
+    t.ok(answer('POST /mcp', '200')?.content?.['application/json']?.schema.properties?.jsonrpc)
+  })
+
   t.test('every operation has a unique operationId', async (t) => {
-    const ids = Object.values(doc.paths).flatMap((methods) => Object.values(methods).map((op) => op.operationId))
+    const ids = operations.map((op) => op.operationId)
     t.ok(ids.length > 30)
     t.same(ids.filter((id) => !id), [], 'none missing')
     t.equal(new Set(ids).size, ids.length, 'none repeated')

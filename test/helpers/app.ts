@@ -11,13 +11,14 @@ import { buildApp, type BuildOptions } from '../../app.ts'
 import type { Config, Database } from '../../config.ts'
 import { openDatabase, pgliteTemplate } from '../../db/client.ts'
 import { templateKey } from '../../db/pglite-template.ts'
-import { bootstrap, createUser, type BootstrapResult } from '../../core/admin.ts'
+import { bootstrap, createUser, type BootstrapResult } from '../../bin/admin.ts'
 import type { Role } from '../../schemas/atoms.ts'
-import { useCheapPasswordHashesForTests } from '../../core/passwords.ts'
 
-// The users the tests create get hashes of a low cost (see core/passwords.ts); the processes
-// they spawn (the CLI, start.js) hash at the production cost.
-useCheapPasswordHashesForTests()
+/**
+ * scrypt's cost for the users a test app creates (BuildOptions.passwordHashCost): at the
+ * production cost (2^15, ~100–200 ms of CPU each) the suite's users alone took minutes of CPU.
+ */
+export const TEST_PASSWORD_HASH_COST = 2 ** 10
 
 interface Teardown {
   teardown(fn: () => unknown): void
@@ -61,20 +62,25 @@ export async function postgresTemplate(url: string): Promise<string> {
 /**
  * A database for one test file, and how to get rid of it: in-memory PGlite by default, or a
  * new database on the PostgreSQL server of DATABASE_URL (dropped afterwards). Migrated, unless
- * `empty` asks for one that has never seen a migration.
+ * `empty` asks for one that has never seen a migration; a copy of `copyOf` (a database this
+ * function made, which no app has open any more) if given.
  */
-export async function testDatabase(t: Teardown, options: { empty?: boolean } = {}): Promise<Database> {
+export async function testDatabase(t: Teardown, options: { empty?: boolean; copyOf?: Database } = {}): Promise<Database> {
   const url = process.env.DATABASE_URL
+  const { copyOf } = options
   if (!url || url === 'memory://') {
     if (options.empty) return { kind: 'pglite', dataDir: undefined }
+    if (copyOf && (copyOf.kind !== 'pglite' || !copyOf.dataDir)) throw new Error('only a PGlite folder can be copied here')
     // An empty folder, which opening fills with a copy of the template: that opens in about a
     // second; loading the same data into an in-memory PGlite (a tarball) took four to five.
-    await pgliteTemplate()
+    if (!copyOf) await pgliteTemplate()
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'growthdesk-test-db-'))
     t.teardown(() => fs.rmSync(dataDir, { recursive: true, force: true }))
+    if (copyOf?.kind === 'pglite') fs.cpSync(copyOf.dataDir!, dataDir, { recursive: true })
     return { kind: 'pglite', dataDir }
   }
-  const template = options.empty ? undefined : await postgresTemplate(url)
+  if (copyOf && copyOf.kind !== 'postgres') throw new Error('only a PostgreSQL database can be copied here')
+  const template = copyOf ? new URL(copyOf.url).pathname.slice(1) : options.empty ? undefined : await postgresTemplate(url)
   const name = `gd_test_${randomBytes(6).toString('hex')}`
   const admin = postgres(url, { max: 1, onnotice: () => {} })
   try {
@@ -109,21 +115,31 @@ export async function testDatabase(t: Teardown, options: { empty?: boolean } = {
 const testPlugins = (process.env.GROWTHDESK_PLUGINS ?? '').split(',').map((p) => p.trim()).filter(Boolean)
 
 export function testConfig(database: Database, overrides: Partial<Config> = {}): Config {
-  return { host: '127.0.0.1', port: 0, publicUrl: PUBLIC_URL, database, allowedOrigins: [], trustProxy: false, logLevel: 'silent', requestTimeoutMs: 30_000, keepAliveTimeoutMs: 72_000, plugins: testPlugins, ...overrides }
+  return { production: false, host: '127.0.0.1', port: 0, publicUrl: PUBLIC_URL, database, allowedOrigins: [], trustProxy: false, logLevel: 'silent', requestTimeoutMs: 30_000, keepAliveTimeoutMs: 72_000, plugins: testPlugins, ...overrides }
 }
 
-export interface TestAppOptions {
-  now?: () => Date
+export interface TestAppOptions extends Pick<BuildOptions, 'now' | 'mcpFastLane' | 'onMcpPath'> {
   config?: Partial<Config>
   /** A database that has never been migrated: the app's start migrates it. */
   emptyDatabase?: boolean
   /** Tool plugins, as `buildApp({ plugins })` takes them. */
   plugins?: BuildOptions['plugins']
+  /** A database of testDatabase's instead of a new one (no other app may have it open). */
+  database?: Database
 }
 
 export async function buildTestApp(t: Teardown, options: TestAppOptions = {}): Promise<FastifyInstance> {
-  const database = await testDatabase(t, { empty: options.emptyDatabase })
-  const app = await buildApp({ config: testConfig(database, options.config), logger: false, now: options.now, checkOutputs: true, plugins: options.plugins })
+  const database = options.database ?? await testDatabase(t, { empty: options.emptyDatabase })
+  const app = await buildApp({
+    config: testConfig(database, options.config),
+    logger: false,
+    now: options.now,
+    checkOutputs: true,
+    passwordHashCost: TEST_PASSWORD_HASH_COST,
+    mcpFastLane: options.mcpFastLane,
+    onMcpPath: options.onMcpPath,
+    plugins: options.plugins,
+  })
   t.teardown(() => app.close())
   return app
 }

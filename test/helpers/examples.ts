@@ -9,7 +9,7 @@
 // so that a valid example is answered with a result, and an invalid one is refused for its own
 // fault, not for a record that is missing.
 import type { FastifyInstance } from 'fastify'
-import type { BootstrapResult } from '../../core/admin.ts'
+import type { BootstrapResult } from '../../bin/admin.ts'
 import { operatorPrincipal } from '../../core/access.ts'
 import { errorResponse, type ErrorBody } from '../../core/errors.ts'
 import type { Operation } from '../../core/operations.ts'

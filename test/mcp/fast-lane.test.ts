@@ -1,14 +1,17 @@
 // The tools/call fast lane (routes/mcp-fast.ts) against the SDK, differentially: every request of
-// the corpus is sent twice, once with the lane switched off (the SDK answers, as it answers
-// everything else) and once with it on, and the two answers must be the same status, the same
-// headers (the date aside) and the same body bytes. The ordinary calls of both eras must be
-// answered by the lane; everything unusual must still reach the SDK (counted by `mcpPaths`).
+// the corpus is sent to two apps on two copies of one database, one built with the lane off
+// (`mcpFastLane: false`: the SDK answers, as it answers everything else) and one with it on, and
+// the two answers must be the same status, the same headers (the date aside) and the same body
+// bytes. The ordinary calls of both eras must be answered by the lane; everything unusual must
+// still reach the SDK (each app tells which path answered: `onMcpPath`).
 import t from 'tap'
-import { mcpPaths } from '../../routes/mcp-fast.ts'
-import { addMember, addProject, bearer, buildTestApp, fixedClock, ingestEvents, PUBLIC_URL, seedWorkspace } from '../helpers/app.ts'
+import type { FastifyInstance } from 'fastify'
+import { addMember, addProject, bearer, buildTestApp, fixedClock, ingestEvents, PUBLIC_URL, seedWorkspace, testDatabase } from '../helpers/app.ts'
 
 const now = fixedClock('2025-06-10T12:00:00.000Z')
-const app = await buildTestApp(t, { now })
+// The data is written through an app that is closed before the two compared ones open copies of it.
+const database = await testDatabase(t)
+const app = await buildTestApp(t, { now, database })
 const ws = await seedWorkspace(app)
 const other = await addProject(app, { workspaceId: ws.workspace.id, ownerId: ws.user.id, name: 'Other', slug: 'other-project' })
 const viewer = await addMember(app, ws.project.id, 'viewer')
@@ -31,6 +34,14 @@ for (const [name, payload] of [
   if (res.statusCode !== 200) throw new Error(`${name}: ${res.statusCode} ${res.body}`)
 }
 await ingestEvents(app, ws.keys.ingest, [['tricky "event" \\ 😀', 'u"1\u2028', '2025-06-09T11:00:00Z']])
+const toolNames = app.registry.contracts().map((c) => c.name)
+await app.close()
+
+/** Which path answered each app's requests. */
+const answeredBy = { sdkOnly: { fast: 0, sdk: 0 }, withLane: { fast: 0, sdk: 0 } }
+const copy = await testDatabase(t, { copyOf: database })
+const sdkOnly = await buildTestApp(t, { now, database, mcpFastLane: false, onMcpPath: (path) => answeredBy.sdkOnly[path]++ })
+const withLane = await buildTestApp(t, { now, database: copy, onMcpPath: (path) => answeredBy.withLane[path]++ })
 
 const META = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} }
 type Era = 'legacy' | 'modern'
@@ -91,7 +102,7 @@ for (const era of ['legacy', 'modern'] as const) {
   fast('review_opportunities, a missing id', call(era, 'review_opportunities', { project, event_ids: ['opp_nope'], status: 'done' }))
   fast('unknown memory', call(era, 'forget_memory', { id: 'mem_nope' }))
   // Every tool takes the lane (here with arguments no tool accepts: nothing runs).
-  for (const c of app.registry.contracts()) fast(`${c.name}, an unknown argument`, call(era, c.name, { project, __nope: 1 }))
+  for (const name of toolNames) fast(`${name}, an unknown argument`, call(era, name, { project, __nope: 1 }))
   // Ids of both kinds.
   for (const id of ['abc', '', 'é-😀', 0, -5, 42, Number.MAX_SAFE_INTEGER, -Number.MAX_SAFE_INTEGER]) {
     fast(`id ${JSON.stringify(id)}`, call(era, 'get_project', { project }, { id }))
@@ -167,7 +178,7 @@ for (const header of ['mcp-name', 'mcp-method', 'mcp-protocol-version']) {
   cases.push({ label: `modern: no ${header}`, ...c, path: 'sdk' })
 }
 
-async function send(c: Case) {
+async function send(app: FastifyInstance, c: Case) {
   const res = await app.inject({
     method: 'POST',
     url: '/mcp',
@@ -179,19 +190,14 @@ async function send(c: Case) {
 }
 
 t.test('each request: the lane answers byte for byte as the SDK, or leaves it to the SDK', async (t) => {
-  t.teardown(() => {
-    mcpPaths.fastLaneEnabled = true
-  })
   const answered = { fast: 0, sdk: 0 }
   for (const c of cases) {
-    mcpPaths.fastLaneEnabled = false
-    const before = { ...mcpPaths }
-    const viaSdk = await send(c)
-    t.equal(mcpPaths.sdk - before.sdk, 1, `${c.label}: the switch sends it to the SDK`)
-    mcpPaths.fastLaneEnabled = true
-    const { fast, sdk } = mcpPaths
-    const viaLane = await send(c)
-    const path = mcpPaths.fast - fast === 1 ? 'fast' : mcpPaths.sdk - sdk === 1 ? 'sdk' : 'neither'
+    const before = { sdkOnly: { ...answeredBy.sdkOnly }, withLane: { ...answeredBy.withLane } }
+    const viaSdk = await send(sdkOnly, c)
+    t.same(answeredBy.sdkOnly, { ...before.sdkOnly, sdk: before.sdkOnly.sdk + 1 }, `${c.label}: with the lane off, the SDK answers`)
+    const viaLane = await send(withLane, c)
+    const { fast, sdk } = answeredBy.withLane
+    const path = fast - before.withLane.fast === 1 && sdk === before.withLane.sdk ? 'fast' : sdk - before.withLane.sdk === 1 && fast === before.withLane.fast ? 'sdk' : 'neither'
     answered[path === 'fast' ? 'fast' : 'sdk']++
     t.equal(path, c.path, `${c.label}: answered by ${c.path === 'fast' ? 'the lane' : 'the SDK'}`)
     t.equal(viaLane.status, viaSdk.status, `${c.label}: status ${viaSdk.status}`)
@@ -206,13 +212,13 @@ t.test('each request: the lane answers byte for byte as the SDK, or leaves it to
 
 t.test('the corpus holds successes and tool errors of both eras', async (t) => {
   // A guard on the corpus itself: a lane that answered only errors would pass the test above.
-  const isError = async (c: Case) => ((JSON.parse((await send(c)).bytes.toString()) as { result?: { isError?: boolean } }).result?.isError)
+  const isError = async (c: Case) => ((JSON.parse((await send(withLane, c)).bytes.toString()) as { result?: { isError?: boolean } }).result?.isError)
   for (const era of ['legacy', 'modern'] as const) {
     t.equal(await isError({ label: '', ...call(era, 'get_daily_ops', { project, window: '30d' }), path: 'fast' }), undefined, `${era}: a success`)
     t.equal(await isError({ label: '', ...call(era, 'get_daily_ops', { project: 'nope' }), path: 'fast' }), true, `${era}: a tool error`)
     // The tricky text comes back in successful results (escaped in the text, as is in structuredContent).
     for (const [name, args] of [['list_opportunities', { project, type: 'tricky' }], ['list_memories', { project }], ['get_project', { project }]] as const) {
-      const reply = JSON.parse((await send({ label: '', ...call(era, name, args), path: 'fast' })).bytes.toString()) as { result: { isError?: boolean; structuredContent: unknown } }
+      const reply = JSON.parse((await send(withLane, { label: '', ...call(era, name, args), path: 'fast' })).bytes.toString()) as { result: { isError?: boolean; structuredContent: unknown } }
       t.equal(reply.result.isError, undefined, `${era}: ${name} succeeds`)
       t.ok(JSON.stringify(reply.result.structuredContent).includes(JSON.stringify(tricky).slice(1, -1)), `${era}: ${name} returns the tricky text`)
     }
@@ -220,16 +226,16 @@ t.test('the corpus holds successes and tool errors of both eras', async (t) => {
 })
 
 t.test('a disabled tool is the SDK\'s -32602, in both eras', async (t) => {
-  await app.repos.workspaces.setToolEnabled(ws.workspace.id, 'get_overview', false)
-  t.teardown(() => app.repos.workspaces.setToolEnabled(ws.workspace.id, 'get_overview', true))
+  for (const app of [sdkOnly, withLane]) {
+    await app.repos.workspaces.setToolEnabled(ws.workspace.id, 'get_overview', false)
+    t.teardown(() => app.repos.workspaces.setToolEnabled(ws.workspace.id, 'get_overview', true))
+  }
   for (const era of ['legacy', 'modern'] as const) {
     const c: Case = { label: era, ...call(era, 'get_overview', { project }), path: 'sdk' }
-    mcpPaths.fastLaneEnabled = false
-    const viaSdk = await send(c)
-    mcpPaths.fastLaneEnabled = true
-    const { sdk } = mcpPaths
-    const viaLane = await send(c)
-    t.equal(mcpPaths.sdk - sdk, 1, `${era}: answered by the SDK`)
+    const viaSdk = await send(sdkOnly, c)
+    const { fast, sdk } = answeredBy.withLane
+    const viaLane = await send(withLane, c)
+    t.same(answeredBy.withLane, { fast, sdk: sdk + 1 }, `${era}: answered by the SDK`)
     t.equal(viaLane.status, viaSdk.status)
     t.ok(viaLane.bytes.equals(viaSdk.bytes), `${era}: the same bytes`)
     t.match(JSON.parse(viaLane.bytes.toString()), { error: { code: -32602 } })

@@ -4,7 +4,7 @@ import t from 'tap'
 import { eq } from '../../db/orm.ts'
 import type { FastifyInstance } from 'fastify'
 import { addMember, bearer, buildTestApp, fixedClock, seedWorkspace, writeBehind } from '../helpers/app.ts'
-import { createKey } from '../../core/admin.ts'
+import { createKey } from '../../bin/admin.ts'
 import { projects } from '../../db/schema.ts'
 
 const base = (project: string) => `/api/v1/mcp/projects/${project}`

@@ -8,7 +8,7 @@ import type { FastifyInstance } from 'fastify'
 import { addMember, bearer, buildTestApp, expectStatus, seedWorkspace } from '../helpers/app.ts'
 import { allOperations, callArgs } from '../helpers/examples.ts'
 import { snapshot, changedTables } from '../fuzz/state.ts'
-import { AdminError, setToolEnabled } from '../../core/admin.ts'
+import { AdminError, setToolEnabled } from '../../bin/admin.ts'
 import { strictAjv } from '../../core/validation.ts'
 
 interface Contract {

@@ -2,7 +2,7 @@
 // PATCH, DELETE, the 8000-character bound, roles, narrowed keys and other workspaces.
 import t from 'tap'
 import { addMember, bearer, buildTestApp, expectStatus, fixedClock, seedWorkspace } from '../helpers/app.ts'
-import { createKey } from '../../core/admin.ts'
+import { createKey } from '../../bin/admin.ts'
 
 interface Memory {
   id: string

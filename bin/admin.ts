@@ -1,10 +1,12 @@
 // Administrative actions shared by the CLI and the server's first start: they act on the
-// database directly, as the operator, never through a credential.
+// database directly, or run an operation (tools/) as the operator, never through a credential.
 import type { FastifyInstance } from 'fastify'
 import { createRepositories } from '../db/repositories/index.ts'
-import { generatePassword, hashPassword } from './passwords.ts'
-import { operatorPrincipal } from './access.ts'
-import { switchTool } from './tool-settings.ts'
+import { generatePassword, hashPassword } from '../core/passwords.ts'
+import { operatorPrincipal } from '../core/access.ts'
+import { switchTool } from '../core/tool-settings.ts'
+import createKeyOperation from '../tools/create-key.ts'
+import revokeKeyOperation from '../tools/revoke-key.ts'
 import type { KeyKind } from '../db/keys.ts'
 import type { Role } from '../schemas/atoms.ts'
 
@@ -41,7 +43,7 @@ export async function bootstrap(
     throw new AdminError(`A user with the email ${email} exists already; pass another --email.`)
   }
   const password = generatePassword()
-  const passwordHash = await hashPassword(password)
+  const passwordHash = await hashPassword(password, app.passwordHashCost)
   const projectName = input.project?.trim() || 'Demo project'
   return app.db.transaction(async (tx) => {
     const repos = createRepositories(tx)
@@ -102,7 +104,7 @@ export async function createUser(app: FastifyInstance, input: { email: string; p
   const project = await findProject(app, input.project)
   if (await app.repos.users.findByEmail(email)) throw new AdminError(`A user with the email ${email} exists already.`)
   const password = generatePassword()
-  const passwordHash = await hashPassword(password)
+  const passwordHash = await hashPassword(password, app.passwordHashCost)
   return app.db.transaction(async (tx) => {
     const repos = createRepositories(tx)
     const user = await repos.users.create({ workspaceId: project.workspaceId, email, passwordHash })
@@ -130,9 +132,7 @@ export async function createKey(
     ...(input.expiresAt !== undefined ? { expires_at: input.expiresAt.toISOString() } : {}),
   }
   try {
-    return await app.registry.invoke(app.registry.operation('create_key'), args, { principal: operatorPrincipal(user), surface: 'cli', log: app.log }) as {
-      id: string; kind: string; name: string; key: string; display: string; project: string | null; read_only: boolean; expires_at: string | null
-    }
+    return await app.registry.invoke(createKeyOperation, args, { principal: operatorPrincipal(user), surface: 'cli', log: app.log })
   } catch (err) {
     // The policy's refusals, said to the operator as one line.
     if ((err as { statusCode?: number }).statusCode !== undefined) throw new AdminError((err as Error).message)
@@ -145,7 +145,7 @@ export async function revokeKey(app: FastifyInstance, id: string) {
   const key = /^key_[0-9A-Za-z]{1,40}$/.test(id) ? await app.repos.apiKeys.find(id) : undefined
   const owner = key && (await app.repos.users.find(key.userId))
   if (!owner) throw new AdminError(`No key with the id ${id}.`)
-  return await app.registry.invoke(app.registry.operation('revoke_key'), { id }, { principal: operatorPrincipal(owner), surface: 'cli', log: app.log }) as { id: string; revoked: boolean }
+  return await app.registry.invoke(revokeKeyOperation, { id }, { principal: operatorPrincipal(owner), surface: 'cli', log: app.log })
 }
 
 /** The CLI's `tool enable|disable`: switchTool as the operator, for any workspace. */
