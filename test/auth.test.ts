@@ -6,7 +6,7 @@ import { buildApp, loggerOptions } from '../app.ts'
 import { createKey, revokeKey } from '../bin/admin.ts'
 import { generateKey } from '../db/keys.ts'
 import { apiKeys } from '../db/schema.ts'
-import { addProject, PUBLIC_URL, addMember, bearer, buildTestApp, fixedClock, seedWorkspace, testConfig, testDatabase } from './helpers/app.ts'
+import { addProject, PUBLIC_URL, addMember, bearer, buildTestApp, fixedClock, recordKeyUses, seedWorkspace, testConfig, testDatabase } from './helpers/app.ts'
 
 const base = (project: string) => `/api/v1/mcp/projects/${project}`
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex')
@@ -248,16 +248,7 @@ t.test('credentials and surfaces', async (t) => {
     t.equal(await lastUsed(), null, 'null before use')
     // The request does not wait for the write of a use: each write started is kept here, and
     // awaited. The decision to start one is made before the request is answered.
-    const writes: Promise<void>[] = []
-    const touch = app.repos.apiKeys.touch
-    app.repos.apiKeys.touch = (...args: Parameters<typeof touch>) => {
-      const write = touch(...args)
-      writes.push(write)
-      return write
-    }
-    t.teardown(() => {
-      app.repos.apiKeys.touch = touch
-    })
+    const writes = recordKeyUses(t, app)
 
     const first = clock().toISOString()
     t.equal((await dailyOps(bearer(created.key))).statusCode, 200)

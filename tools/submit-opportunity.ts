@@ -23,7 +23,7 @@ export default defineOperation({
           key_information: 'The CTO of a 40-person agency asked on Hacker News for a tool that tracks growth experiments per client',
           reason: 'Matches our audience, and they are choosing a tool this month',
           suggested_action: 'Reply in the thread with a short demo video and offer a call',
-          source_url: 'https://news.ycombinator.com/item?id=41234567',
+          source_url: 'https://forum.example.com/t/pricing-for-small-teams/4123',
           external_id: 'hn-41234567',
         },
       },

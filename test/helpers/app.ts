@@ -185,6 +185,25 @@ export async function writeBehind(app: FastifyInstance, write: PromiseLike<unkno
 
 export const bearer = (key: string) => ({ authorization: `Bearer ${key}` })
 
+/**
+ * The writes of a key's last use that requests start and do not await (plugins/auth.ts): each
+ * one started is kept in `writes`, so a test knows whether one started and can await them.
+ * The repository's own `touch` comes back at teardown.
+ */
+export function recordKeyUses(t: Teardown, app: FastifyInstance): Promise<void>[] {
+  const writes: Promise<void>[] = []
+  const touch = app.repos.apiKeys.touch
+  app.repos.apiKeys.touch = (...args: Parameters<typeof touch>) => {
+    const write = touch(...args)
+    writes.push(write)
+    return write
+  }
+  t.teardown(() => {
+    app.repos.apiKeys.touch = touch
+  })
+  return writes
+}
+
 /** A free loopback port (briefly bound, then released). */
 export async function freePort(): Promise<number> {
   const net = await import('node:net')

@@ -3,7 +3,7 @@
 // that many, the others at least one (issue 14 aims at one statement for these calls).
 import t from 'tap'
 import { buildApp } from '../../app.ts'
-import { bearer, expectStatus, fixedClock, ingestEvents, seedWorkspace, TEST_PASSWORD_HASH_COST, testConfig, testDatabase } from '../helpers/app.ts'
+import { bearer, expectStatus, fixedClock, ingestEvents, recordKeyUses, seedWorkspace, TEST_PASSWORD_HASH_COST, testConfig, testDatabase } from '../helpers/app.ts'
 
 /** Statements per warm call, once a tool has a fixed budget: e.g. `get_daily_ops: 1`. */
 const EXPECTED: Partial<Record<string, number>> = { get_daily_ops: 1, list_opportunities: 1, get_overview: 1 }
@@ -25,13 +25,7 @@ t.test('statements per warm tool call', async (t) => {
   t.teardown(() => app.close())
   // What a tool call leaves running after it has answered: the write of its key's last use
   // (plugins/auth.ts does not await it). Each one started is kept, to be awaited.
-  const writes: Promise<void>[] = []
-  const touch = app.repos.apiKeys.touch
-  app.repos.apiKeys.touch = (...args: Parameters<typeof touch>) => {
-    const write = touch(...args)
-    writes.push(write)
-    return write
-  }
+  const writes = recordKeyUses(t, app)
   const settled = () => Promise.allSettled(writes.splice(0))
   const ws = await seedWorkspace(app)
   const project = ws.project.id
