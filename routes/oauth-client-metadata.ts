@@ -10,7 +10,7 @@ import { isIP } from 'node:net'
 import { isPrivateAddress } from '../core/addresses.ts'
 import type { FastifyInstance } from 'fastify'
 import type { OAuthClient } from '../db/repositories/oauth.ts'
-import { acceptableRedirectUri } from './oauth.ts'
+import { acceptableRedirectUri, hasControlCharacters } from './oauth.ts'
 
 // Not `import http from 'node:http'`: an ES import of node:http builds its namespace from every
 // export, and reading `WebSocket` and its kin loads Node's fetch implementation (undici) at start
@@ -95,6 +95,7 @@ export function validateDocument(clientId: string, doc: unknown): { name: string
   if (!Array.isArray(grantTypes) || !grantTypes.every((g) => g === 'authorization_code' || g === 'refresh_token')) {
     throw new ClientMetadataError('grant_types may contain authorization_code and refresh_token only.')
   }
+  if (typeof d.client_name === 'string' && hasControlCharacters(d.client_name)) throw new ClientMetadataError('client_name must not contain control characters (such as NUL).')
   const name = typeof d.client_name === 'string' && d.client_name.trim() ? d.client_name.trim().slice(0, 200) : new URL(clientId).host
   return { name, redirectUris: uris as string[] }
 }
@@ -106,6 +107,8 @@ export function clientResolver(app: FastifyInstance, options: ClientMetadataOpti
   async function fromDocument(clientId: string): Promise<OAuthClient> {
     let url: URL
     try {
+      // The URL parser would strip or percent-encode controls; the client_id is stored as sent.
+      if (hasControlCharacters(clientId) || clientId.includes(' ')) throw new TypeError('not a URL')
       url = new URL(clientId)
     } catch {
       throw new ClientMetadataError('The client_id is not a valid URL.')

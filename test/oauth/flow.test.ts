@@ -148,6 +148,44 @@ t.test('token endpoint: refresh rotation, revocation, PKCE and resource mismatch
     t.equal(afterRevoke.status, 400)
   })
 
+  t.test('a NUL (or another control character) in any OAuth input is a 400 in OAuth\'s error shape, never a 500', async (t) => {
+    const register = (body: Record<string, unknown>) =>
+      fetch(`${url}/oauth/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
+    for (const name of ['a\u0000b', '\u0000', 'bell\u0007']) {
+      const res = await register({ client_name: name, redirect_uris: [REDIRECT] })
+      t.equal(res.status, 400, `client_name ${JSON.stringify(name)}: 400`)
+      t.match(await res.json(), { error: 'invalid_client_metadata', error_description: /control characters/ })
+    }
+    for (const uri of [`${REDIRECT}\u0000`, `\u0000${REDIRECT}`, 'http://127.0.0.1:9/a\u0000b', 'https://app.example/cb\u0000?x=1', 'myapp:/cb\u0000', `${REDIRECT}\n`, 'https://app.example/a b']) {
+      const res = await register({ client_name: 'ok', redirect_uris: [uri] })
+      t.equal(res.status, 400, `redirect URI ${JSON.stringify(uri)}: 400`)
+      t.match(await res.json(), { error: 'invalid_redirect_uri', error_description: String })
+    }
+    // The same as a form.
+    const form = await fetch(`${url}/oauth/register`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ client_name: 'x\u0000', redirect_uris: REDIRECT }) })
+    t.equal(form.status, 400, 'a form body too')
+
+    // The authorization endpoint: an error page or an error redirect, never a 500.
+    for (const [field, value] of [['client_id', 'cli\u0000x'], ['client_id', 'https://app.example/client\u0000.json'], ['redirect_uri', `${REDIRECT}\u0000`], ['state', 's\u0000'], ['code_challenge', `${challenge.slice(1)}\u0000`], ['code_challenge_method', 'S256\u0000'], ['resource', `${url}/mcp\u0000`], ['response_type', 'code\u0000'], ['scope', '\u0000']] as const) {
+      const res = await fetch(authorize({ [field]: value }), { redirect: 'manual' })
+      t.ok(res.status === 400 || res.status === 302, `authorize with a NUL in ${field}: ${res.status}`)
+    }
+
+    // The token and revocation endpoints: OAuth errors.
+    const code = await codeFrom()
+    const fields: Record<string, string> = { grant_type: 'authorization_code', code, redirect_uri: REDIRECT, code_verifier: verifier, resource: `${url}/mcp` }
+    for (const name of [...Object.keys(fields), 'client_id']) {
+      const res = await token({ ...fields, [name]: `${fields[name] ?? 'x'}\u0000` })
+      t.ok(res.status === 400 || res.status === 401, `token with a NUL in ${name}: ${res.status}`)
+      t.match(await res.json(), { error: String, error_description: String })
+    }
+    const refresh = await token({ grant_type: 'refresh_token', refresh_token: 'gdr_\u0000' })
+    t.equal(refresh.status, 400, 'a NUL in refresh_token')
+    t.equal((await refresh.json()).error, 'invalid_grant')
+    const revoke = await fetch(`${url}/oauth/revoke`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ client_id, token: 'gdo_\u0000' }) })
+    t.equal(revoke.status, 200, 'a NUL in the token to revoke: nothing to revoke (RFC 7009)')
+  })
+
   t.test('revocation edges: another client cannot revoke a token; broken Basic credentials and floods get OAuth errors', async (t) => {
     const code = await codeFrom()
     const mine = await (await token({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT, code_verifier: verifier })).json()

@@ -93,6 +93,9 @@ t.test('bad documents are refused with a clear page, and leave no client behind'
     ['/bad/not-json.json', 'not json', /not valid JSON/],
     ['/bad/huge.json', null, new RegExp(`larger than ${METADATA_MAX_BYTES} bytes`)],
     ['/bad/gone.json', { error: 'nope' }, /answered HTTP 404/, 404],
+    // PostgreSQL text cannot hold a NUL: refused, not a 500.
+    ['/bad/nul-name.json', null, /client_name must not contain control characters/],
+    ['/bad/nul-redirect.json', null, /redirect_uris/],
   ]
   for (const [path, doc, message, status] of cases) {
     const id = docUrl(path)
@@ -103,7 +106,11 @@ t.test('bad documents are refused with a clear page, and leave no client behind'
           ? { client_id: id, redirect_uris: [REDIRECT], token_endpoint_auth_method: 'client_secret_basic' }
           : path === '/bad/huge.json'
             ? { client_id: id, redirect_uris: [REDIRECT], client_name: 'x'.repeat(METADATA_MAX_BYTES) }
-            : doc
+            : path === '/bad/nul-name.json'
+              ? { client_id: id, redirect_uris: [REDIRECT], client_name: 'Doc\u0000Client' }
+              : path === '/bad/nul-redirect.json'
+                ? { client_id: id, redirect_uris: [`${REDIRECT}\u0000`] }
+                : doc
     serve(path, body, status)
     const res = await fetch(authorizeUrl(url, id), { redirect: 'manual' })
     t.equal(res.status, 400, `${path}: 400, not a redirect`)
