@@ -1,6 +1,6 @@
 import t from 'tap'
-import { eq } from 'drizzle-orm'
-import { oauthRefreshTokens } from '../../db/schema.ts'
+import { and, eq, gt, isNull } from 'drizzle-orm'
+import { apiKeys, oauthRefreshTokens } from '../../db/schema.ts'
 import { REFRESH_REUSE_GRACE_S } from '../../db/repositories/oauth.ts'
 import { hashKey } from '../../db/keys.ts'
 import { createHash, randomBytes } from 'node:crypto'
@@ -123,19 +123,45 @@ t.test('token endpoint: refresh rotation, revocation, PKCE and resource mismatch
     t.not(second.refresh_token, first.refresh_token)
     t.equal((await app.inject({ method: 'GET', url: '/v1/tools', headers: bearer(second.access_token) })).statusCode, 200)
 
-    // A client that lost the answer retries with the spent token within the grace window: a valid pair.
-    const retried = await token({ grant_type: 'refresh_token', refresh_token: first.refresh_token })
-    t.equal(retried.status, 200, `within ${REFRESH_REUSE_GRACE_S} s a spent refresh token still works`)
-    const pair = await retried.json()
-    t.equal((await app.inject({ method: 'GET', url: '/v1/tools', headers: bearer(pair.access_token) })).statusCode, 200, 'the new access token works')
-    t.equal((await app.inject({ method: 'GET', url: '/v1/tools', headers: bearer(second.access_token) })).statusCode, 200, 'the grant lives on')
-    t.equal((await token({ grant_type: 'refresh_token', refresh_token: pair.refresh_token })).status, 200, 'the new refresh token works')
+    // A client that lost the answer retries with the spent token within the grace window: a valid
+    // pair, which replaces the one issued before — however often it retries, the grant has one live chain.
+    const { grantId } = (await app.db.select({ grantId: oauthRefreshTokens.grantId }).from(oauthRefreshTokens).where(eq(oauthRefreshTokens.hash, hashKey(first.refresh_token))))[0]!
+    const live = async () => ({
+      refresh: (await app.db.select().from(oauthRefreshTokens).where(and(eq(oauthRefreshTokens.grantId, grantId), isNull(oauthRefreshTokens.usedAt), gt(oauthRefreshTokens.expiresAt, new Date())))).length,
+      access: (await app.db.select().from(apiKeys).where(and(eq(apiKeys.grantId, grantId), isNull(apiKeys.revokedAt)))).length,
+    })
+    t.same(await live(), { refresh: 1, access: 2 }, 'after a rotation: one refresh token, and the first access token until it expires')
+    const retries = []
+    for (let i = 0; i < 3; i++) {
+      const retried = await token({ grant_type: 'refresh_token', refresh_token: first.refresh_token })
+      t.equal(retried.status, 200, `retry ${i + 1}: within ${REFRESH_REUSE_GRACE_S} s a spent refresh token still works`)
+      retries.push(await retried.json())
+      t.same(await live(), { refresh: 1, access: 1 }, `after retry ${i + 1}: one live chain`)
+    }
+    const pair = retries.at(-1)!
+    t.equal((await app.inject({ method: 'GET', url: '/v1/tools', headers: bearer(pair.access_token) })).statusCode, 200, 'the last pair\'s access token works')
+    for (const replaced of [second, ...retries.slice(0, -1)]) {
+      t.equal((await app.inject({ method: 'GET', url: '/v1/tools', headers: bearer(replaced.access_token) })).statusCode, 401, 'a replaced pair\'s access token is revoked')
+    }
+    const next = await token({ grant_type: 'refresh_token', refresh_token: pair.refresh_token })
+    t.equal(next.status, 200, 'the last pair\'s refresh token works')
+    const afterRetries = await next.json()
+    t.same(await live(), { refresh: 1, access: 2 })
+    // A replaced refresh token presented later: two parties hold the chain — the grant goes.
+    const superseded = await token({ grant_type: 'refresh_token', refresh_token: second.refresh_token })
+    t.equal(superseded.status, 400)
+    t.match(await superseded.json(), { error: 'invalid_grant', error_description: /superseded/ })
+    t.equal((await app.inject({ method: 'GET', url: '/v1/tools', headers: bearer(afterRetries.access_token) })).statusCode, 401, 'a superseded refresh token revokes the grant')
+    t.equal((await live()).access, 0, 'no access token of the grant works')
+    t.equal((await token({ grant_type: 'refresh_token', refresh_token: afterRetries.refresh_token })).status, 400, 'nor its refresh token')
 
     // After the window, reuse is theft: the whole grant goes.
-    await app.db.update(oauthRefreshTokens).set({ usedAt: new Date(Date.now() - (REFRESH_REUSE_GRACE_S + 1) * 1000) }).where(eq(oauthRefreshTokens.hash, hashKey(first.refresh_token)))
-    const reuse = await token({ grant_type: 'refresh_token', refresh_token: first.refresh_token })
+    const other = await (await token({ grant_type: 'authorization_code', code: await codeFrom(), redirect_uri: REDIRECT, code_verifier: verifier })).json()
+    const rotated = await (await token({ grant_type: 'refresh_token', refresh_token: other.refresh_token })).json()
+    await app.db.update(oauthRefreshTokens).set({ usedAt: new Date(Date.now() - (REFRESH_REUSE_GRACE_S + 1) * 1000) }).where(eq(oauthRefreshTokens.hash, hashKey(other.refresh_token)))
+    const reuse = await token({ grant_type: 'refresh_token', refresh_token: other.refresh_token })
     t.equal(reuse.status, 400)
-    t.equal((await app.inject({ method: 'GET', url: '/v1/tools', headers: bearer(second.access_token) })).statusCode, 401, 'reuse after the grace window revokes the grant')
+    t.equal((await app.inject({ method: 'GET', url: '/v1/tools', headers: bearer(rotated.access_token) })).statusCode, 401, 'reuse after the grace window revokes the grant')
 
     const code2 = await codeFrom()
     const third = await (await token({ grant_type: 'authorization_code', code: code2, redirect_uri: REDIRECT, code_verifier: verifier })).json()
