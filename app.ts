@@ -42,6 +42,11 @@ export interface BuildOptions {
    * (GROWTHDESK_PLUGINS): plugin functions, or module specifiers as in the configuration.
    */
   plugins?: PluginSource[]
+  /**
+   * The deadline of a Client ID Metadata Document fetch, in ms (routes/oauth-client-metadata.ts:
+   * METADATA_TIMEOUT_MS, 5 s). Not configuration: tests shorten it to keep their own time short.
+   */
+  clientMetadataTimeoutMs?: number
 }
 
 export const BODY_LIMIT = 1024 * 1024
@@ -177,7 +182,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     await app.register(webhookRoutes, { prefix: '/v1' })
     await app.register(oauthMetadataRoutes, { publicUrl: config.publicUrl })
     await app.register(oauthRoutes, { publicUrl: config.publicUrl })
-    await app.register(consolePlugin, { publicUrl: config.publicUrl, clientMetadataPrivateNetwork: config.oauthClientMetadataPrivateNetwork })
+    await app.register(consolePlugin, { publicUrl: config.publicUrl, clientMetadataPrivateNetwork: config.oauthClientMetadataPrivateNetwork, clientMetadataTimeoutMs: options.clientMetadataTimeoutMs })
     await app.register(mcpRoutes, { publicUrl: config.publicUrl, allowedOrigins: config.allowedOrigins })
   } catch (err) {
     // A plugin failed after the database opened: close it (and its lock) before giving up.

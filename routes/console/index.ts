@@ -38,6 +38,8 @@ export interface ConsoleOptions {
   publicUrl: string
   /** OAUTH_CLIENT_METADATA_PRIVATE_NETWORK, for the authorization endpoint's metadata-document fetch. */
   clientMetadataPrivateNetwork?: boolean
+  /** The deadline of that fetch (METADATA_TIMEOUT_MS unless a test shortens it). */
+  clientMetadataTimeoutMs?: number
 }
 
 export default async function consolePlugin(app: FastifyInstance, options: ConsoleOptions) {
@@ -145,5 +147,5 @@ export default async function consolePlugin(app: FastifyInstance, options: Conso
       return reply.page('error', { title: 'Page not found', heading: 'Page not found', status: 404, message: 'There is nothing at this address. It may have moved, or the link may be mistyped.' })
     })
   }, { prefix: '/console' })
-  await app.register(authorizeRoutes, { publicUrl: options.publicUrl, clientMetadataPrivateNetwork: options.clientMetadataPrivateNetwork })
+  await app.register(authorizeRoutes, { publicUrl: options.publicUrl, clientMetadataPrivateNetwork: options.clientMetadataPrivateNetwork, clientMetadataTimeoutMs: options.clientMetadataTimeoutMs })
 }

@@ -112,11 +112,13 @@ export interface TestAppOptions {
   emptyDatabase?: boolean
   /** Tool plugins, as `buildApp({ plugins })` takes them. */
   plugins?: BuildOptions['plugins']
+  /** As `buildApp({ clientMetadataTimeoutMs })` takes it. */
+  clientMetadataTimeoutMs?: number
 }
 
 export async function buildTestApp(t: Teardown, options: TestAppOptions = {}): Promise<FastifyInstance> {
   const database = await testDatabase(t, { empty: options.emptyDatabase })
-  const app = await buildApp({ config: testConfig(database, options.config), logger: false, now: options.now, checkOutputs: true, plugins: options.plugins })
+  const app = await buildApp({ config: testConfig(database, options.config), logger: false, now: options.now, checkOutputs: true, plugins: options.plugins, clientMetadataTimeoutMs: options.clientMetadataTimeoutMs })
   t.teardown(() => app.close())
   return app
 }
