@@ -123,6 +123,8 @@ export default async function consolePlugin(app: FastifyInstance, options: Conso
   })
 
   await app.register(consoleAssets)
+  // The server's root is where a person lands (the address in the browser's bar): the console.
+  app.get('/', { schema: { hide: true } }, async (_request, reply) => reply.redirect('/console', 302))
   signInPages(app)
   // Every other page needs a signed-in user: one hook for the whole scope, before any route's own.
   await app.register(async (signedIn) => {
