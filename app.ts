@@ -1,5 +1,6 @@
 // Builds the growthdesk app. The server, the CLI and every test use this one factory;
 // only server.ts listens.
+import type { Socket } from 'node:net'
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { Config } from './config.ts'
@@ -50,6 +51,60 @@ export interface BuildOptions {
 }
 
 export const BODY_LIMIT = 1024 * 1024
+
+/**
+ * After a refusal sent before the request's body has all arrived (a 413 decided from
+ * Content-Length, a 415, a 401 before the body is read), the rest of the body is read and
+ * discarded for up to this many bytes or this long, then the connection is cut: a lingering
+ * close, as nginx does. Closing at once would reset the connection while the client is still
+ * sending, and a reset makes its TCP stack drop the answer it has not read yet: Node's fetch
+ * saw `EPIPE` or `ECONNRESET` instead of the 413.
+ */
+export const LINGER_MAX_BYTES = 16 * 1024 * 1024
+export const LINGER_MS = 5_000
+
+function lingerAfterEarlyRefusal(app: FastifyInstance) {
+  app.addHook('onSend', async (request, reply, payload) => {
+    const req = request.raw
+    const socket = req.socket as Socket & { destroySoon?(): void }
+    // A body still arriving on a real connection (app.inject's requests have neither).
+    if (req.complete !== false || typeof socket.destroySoon !== 'function' || reply.statusCode < 400 || reply.statusCode >= 500) return payload
+    // Node closes a connection after its last answer with `socket.destroySoon()` (Fastify asks
+    // for that after a body it will not read, and so may the client): for this socket, while
+    // the body is still arriving, that becomes half a close — the write side ends after the
+    // answer, the read side goes on and Node's parser discards what arrives.
+    let closing = false
+    const destroySoon = socket.destroySoon
+    socket.destroySoon = function (this: Socket) {
+      if (req.complete) return destroySoon.call(this)
+      closing = true
+      this.end()
+    }
+    const restore = () => {
+      delete (socket as Partial<typeof socket>).destroySoon
+    }
+    // The rest of the body is read here (Node would dump it, uncounted), and discarded.
+    let discarded = 0
+    const stop = (cut: boolean) => {
+      clearTimeout(timer)
+      req.off('data', count)
+      req.off('end', ended)
+      restore()
+      if (cut || closing) socket.destroy()
+    }
+    const ended = () => stop(false)
+    const count = (chunk: Buffer) => {
+      discarded += chunk.length
+      if (discarded > LINGER_MAX_BYTES) stop(true)
+    }
+    const timer = setTimeout(() => stop(true), LINGER_MS).unref()
+    req.on('data', count)
+    req.once('end', ended)
+    socket.once('close', () => clearTimeout(timer))
+    req.resume()
+    return payload
+  })
+}
 
 /** Query-string values that are, or look like, credentials: never in a log line. */
 const SECRET_PARAM = /key|token|secret|password|code|session/i
@@ -134,6 +189,8 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     // A hop count becomes "trust the nearest n proxies" (Fastify's types take no number).
     trustProxy: typeof config.trustProxy === 'number' ? (_address: string, hop: number) => hop < (config.trustProxy as number) : (config.trustProxy ?? false),
   }).withTypeProvider<TypeBoxTypeProvider>()
+
+  lingerAfterEarlyRefusal(app)
 
   // Compiled on first use (core/validation.ts), not by Fastify's ready step.
   app.setValidatorCompiler(({ schema, httpPart }) => validatorOf(httpPart === 'body' ? strictAjv : coercingAjv, schema))
