@@ -1,5 +1,6 @@
 // Builds the growthdesk app. The server, the CLI and every test use this one factory;
 // only server.ts listens.
+import type { Socket } from 'node:net'
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { Config } from './config.ts'
@@ -53,6 +54,11 @@ export interface BuildOptions {
   mcpFastLane?: boolean
   /** Told which path answered each POST /mcp that reached the MCP server: the fast lane or the SDK. */
   onMcpPath?: (path: 'fast' | 'sdk') => void
+  /**
+   * The deadline of a Client ID Metadata Document fetch, in ms (routes/oauth-client-metadata.ts:
+   * METADATA_TIMEOUT_MS, 5 s). Not configuration: tests shorten it to keep their own time short.
+   */
+  clientMetadataTimeoutMs?: number
 }
 
 declare module 'fastify' {
@@ -63,6 +69,60 @@ declare module 'fastify' {
 }
 
 export const BODY_LIMIT = 1024 * 1024
+
+/**
+ * After a refusal sent before the request's body has all arrived (a 413 decided from
+ * Content-Length, a 415, a 401 before the body is read), the rest of the body is read and
+ * discarded for up to this many bytes or this long, then the connection is cut: a lingering
+ * close, as nginx does. Closing at once would reset the connection while the client is still
+ * sending, and a reset makes its TCP stack drop the answer it has not read yet: Node's fetch
+ * saw `EPIPE` or `ECONNRESET` instead of the 413.
+ */
+export const LINGER_MAX_BYTES = 16 * 1024 * 1024
+export const LINGER_MS = 5_000
+
+function lingerAfterEarlyRefusal(app: FastifyInstance) {
+  app.addHook('onSend', async (request, reply, payload) => {
+    const req = request.raw
+    const socket = req.socket as Socket & { destroySoon?(): void }
+    // A body still arriving on a real connection (app.inject's requests have neither).
+    if (req.complete !== false || typeof socket.destroySoon !== 'function' || reply.statusCode < 400 || reply.statusCode >= 500) return payload
+    // Node closes a connection after its last answer with `socket.destroySoon()` (Fastify asks
+    // for that after a body it will not read, and so may the client): for this socket, while
+    // the body is still arriving, that becomes half a close — the write side ends after the
+    // answer, the read side goes on and Node's parser discards what arrives.
+    let closing = false
+    const destroySoon = socket.destroySoon
+    socket.destroySoon = function (this: Socket) {
+      if (req.complete) return destroySoon.call(this)
+      closing = true
+      this.end()
+    }
+    const restore = () => {
+      delete (socket as Partial<typeof socket>).destroySoon
+    }
+    // The rest of the body is read here (Node would dump it, uncounted), and discarded.
+    let discarded = 0
+    const stop = (cut: boolean) => {
+      clearTimeout(timer)
+      req.off('data', count)
+      req.off('end', ended)
+      restore()
+      if (cut || closing) socket.destroy()
+    }
+    const ended = () => stop(false)
+    const count = (chunk: Buffer) => {
+      discarded += chunk.length
+      if (discarded > LINGER_MAX_BYTES) stop(true)
+    }
+    const timer = setTimeout(() => stop(true), LINGER_MS).unref()
+    req.on('data', count)
+    req.once('end', ended)
+    socket.once('close', () => clearTimeout(timer))
+    req.resume()
+    return payload
+  })
+}
 
 /** Query-string values that are, or look like, credentials: never in a log line. */
 const SECRET_PARAM = /key|token|secret|password|code|session/i
@@ -151,6 +211,8 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   }).withTypeProvider<TypeBoxTypeProvider>()
   app.decorate('passwordHashCost', passwordHashCost)
 
+  lingerAfterEarlyRefusal(app)
+
   // Compiled on first use (core/validation.ts), not by Fastify's ready step.
   app.setValidatorCompiler(({ schema, httpPart }) => validatorOf(httpPart === 'body' ? strictAjv : coercingAjv, schema))
   app.setSerializerCompiler(({ schema }) => serializerOf(schema))
@@ -198,7 +260,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     await app.register(webhookRoutes, { prefix: '/v1' })
     await app.register(oauthMetadataRoutes, { publicUrl: config.publicUrl })
     await app.register(oauthRoutes, { publicUrl: config.publicUrl })
-    await app.register(consolePlugin, { publicUrl: config.publicUrl, clientMetadataPrivateNetwork: config.oauthClientMetadataPrivateNetwork })
+    await app.register(consolePlugin, { publicUrl: config.publicUrl, clientMetadataPrivateNetwork: config.oauthClientMetadataPrivateNetwork, clientMetadataTimeoutMs: options.clientMetadataTimeoutMs })
     await app.register(mcpRoutes, { publicUrl: config.publicUrl, allowedOrigins: config.allowedOrigins, fastLane: options.mcpFastLane, onPath: options.onMcpPath })
   } catch (err) {
     // A plugin failed after the database opened: close it (and its lock) before giving up.

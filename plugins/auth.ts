@@ -93,14 +93,29 @@ async function authPlugin(app: FastifyInstance, options: { publicUrl: string }) 
     return async function authenticate(request, reply) {
       // What a credential sees is nobody else's: no shared cache may keep it.
       reply.header('cache-control', 'no-store')
-      // An address that keeps failing is turned away before its credential is even looked up,
-      // and so is a credential already over its limit: a flood costs no database work.
-      app.fairUse.checkAddress(request, reply)
       const { key, hash } = credentialOf(request, reply, surface)
+      // A credential already over its limit is turned away before it is looked up.
       app.fairUse.checkCredential(request, reply, hash, bucket)
+      // An address that keeps failing authentication is limited in its failures, not in its
+      // requests: others behind the same address (an office behind one NAT) keep working with
+      // valid credentials. Its credentials are still checked — one indexed lookup of a hash —
+      // and only a failure is refused (429): guessing stays limited. A credential that is not
+      // even well formed for this surface is refused without a lookup, so a flood of junk
+      // costs no database work.
+      const overLimit = app.fairUse.addressOverLimit(request)
+      if (overLimit) {
+        const kind = parseKey(key)
+        if (!kind || !surfaceKinds[surface].includes(kind)) app.fairUse.checkAddress(request, reply)
+      }
       try {
         request.principal = await principalFor(request, reply, surface, key, hash)
       } catch (err) {
+        // Only a refused credential is a failure (a database error is not the client's).
+        if ((err as { statusCode?: number }).statusCode !== 401) throw err
+        if (overLimit) {
+          reply.removeHeader('www-authenticate')
+          app.fairUse.checkAddress(request, reply)
+        }
         await app.fairUse.authFailed(request)
         throw err
       }

@@ -19,7 +19,13 @@ export type Bucket = 'requests' | 'ingest'
 export interface FairUse {
   /** The counters (tests flush them to see another instance's counts). */
   counters: SharedCounters
-  /** Throws a 429 when the client's address has failed authentication too often (no lookup made). */
+  /**
+   * Whether the client's address has failed authentication too often in the current window.
+   * Such an address is not turned away outright (one bad client behind a NAT would lock out
+   * everyone behind it): its credentials are still checked, and only a failure is refused.
+   */
+  addressOverLimit(request: FastifyRequest): boolean
+  /** Throws a 429 when the client's address has failed authentication too often. */
   checkAddress(request: FastifyRequest, reply: FastifyReply): void
   /** Counts a failed authentication of the client's address. */
   authFailed(request: FastifyRequest): Promise<void>
@@ -81,11 +87,16 @@ async function fairUsePlugin(app: FastifyInstance, options: { limits?: RateLimit
   const fairUse: FairUse = {
     counters,
 
+    addressOverLimit(request) {
+      if (!limits || limits.authFailures === 0) return false
+      return counters.peek(addressKey(request), limits.authFailureWindowMs).current >= limits.authFailures
+    },
+
     checkAddress(request, reply) {
       if (!limits || limits.authFailures === 0) return
       const count = counters.peek(addressKey(request), limits.authFailureWindowMs)
       if (count.current >= limits.authFailures) {
-        tooMany(reply, count.ttl, `Too many failed authentications from this address (at most ${limits.authFailures} a minute).`)
+        tooMany(reply, count.ttl, `Too many failed authentications from this address (at most ${limits.authFailures} every ${limits.authFailureWindowMs / 1000} s); this credential is not accepted. A valid credential is still served.`)
       }
     },
 

@@ -10,7 +10,7 @@ import { isIP } from 'node:net'
 import { isPrivateAddress } from '../core/addresses.ts'
 import type { FastifyInstance } from 'fastify'
 import type { OAuthClient } from '../db/repositories/oauth.ts'
-import { acceptableRedirectUri } from './oauth.ts'
+import { acceptableRedirectUri, hasControlCharacters } from './oauth.ts'
 
 // Not `import http from 'node:http'`: an ES import of node:http builds its namespace from every
 // export, and reading `WebSocket` and its kin loads Node's fetch implementation (undici) at start
@@ -32,12 +32,22 @@ export class ClientMetadataError extends Error {}
 export interface ClientMetadataOptions {
   /** OAUTH_CLIENT_METADATA_PRIVATE_NETWORK: allow private/loopback addresses and http:// URLs. */
   privateNetwork: boolean
+  /** The deadline of a whole fetch: DNS, connect, headers and body (METADATA_TIMEOUT_MS; tests shorten it). */
+  timeoutMs?: number
 }
 
-/** GET with a pinned, checked DNS answer, a byte limit and a deadline. */
-function fetchDocument(url: URL, privateNetwork: boolean): Promise<{ body: string; maxAge: number | undefined }> {
+/**
+ * GET with a pinned, checked DNS answer, a byte limit and a deadline for the whole exchange: a
+ * server that answers a byte at a time never trips an idle timeout, so the deadline runs from
+ * the start to the last byte of the body.
+ */
+function fetchDocument(url: URL, privateNetwork: boolean, timeoutMs: number): Promise<{ body: string; maxAge: number | undefined }> {
   return new Promise((resolve, reject) => {
-    const fail = (message: string) => reject(new ClientMetadataError(message))
+    const deadline = AbortSignal.timeout(timeoutMs)
+    const late = () => `The client metadata document did not arrive within ${timeoutMs} ms.`
+    const fail = (message: string) => reject(new ClientMetadataError(deadline.aborted ? late() : message))
+    // The answer at the deadline, whatever the request and its response report as they are torn down.
+    deadline.addEventListener('abort', () => fail(late()), { once: true })
     const checkedLookup: typeof lookup = ((hostname: string, options: object, callback: (err: Error | null, address: string | { address: string; family: number }[], family?: number) => void) => {
       lookup(hostname, { ...options, all: true }, (err, addresses) => {
         if (err) return callback(err, '', 0)
@@ -49,7 +59,8 @@ function fetchDocument(url: URL, privateNetwork: boolean): Promise<{ body: strin
     }) as typeof lookup
     if (!privateNetwork && isIP(url.hostname.replace(/^\[|\]$/g, '')) && isPrivateAddress(url.hostname.replace(/^\[|\]$/g, ''))) return fail('The client_id URL names a private or loopback address.')
     const client = url.protocol === 'https:' ? https : http
-    const req = client.get(url, { lookup: checkedLookup, headers: { accept: 'application/json' }, timeout: METADATA_TIMEOUT_MS }, (res) => {
+    // `signal` aborts the request and its response at the deadline, whichever phase it is in.
+    const req = client.get(url, { lookup: checkedLookup, headers: { accept: 'application/json' }, timeout: timeoutMs, signal: deadline }, (res) => {
       if (res.statusCode !== 200) {
         res.resume()
         return fail(`The client metadata document answered HTTP ${res.statusCode}.`)
@@ -74,7 +85,7 @@ function fetchDocument(url: URL, privateNetwork: boolean): Promise<{ body: strin
       })
       res.on('error', (err) => fail(`Reading the client metadata document failed: ${err.message}`))
     })
-    req.on('timeout', () => req.destroy(new ClientMetadataError(`The client metadata document did not arrive within ${METADATA_TIMEOUT_MS} ms.`)))
+    req.on('timeout', () => req.destroy(new ClientMetadataError(late())))
     req.on('error', (err) => fail(err instanceof ClientMetadataError ? err.message : `Fetching the client metadata document failed: ${err.message}`))
   })
 }
@@ -95,6 +106,7 @@ export function validateDocument(clientId: string, doc: unknown): { name: string
   if (!Array.isArray(grantTypes) || !grantTypes.every((g) => g === 'authorization_code' || g === 'refresh_token')) {
     throw new ClientMetadataError('grant_types may contain authorization_code and refresh_token only.')
   }
+  if (typeof d.client_name === 'string' && hasControlCharacters(d.client_name)) throw new ClientMetadataError('client_name must not contain control characters (such as NUL).')
   const name = typeof d.client_name === 'string' && d.client_name.trim() ? d.client_name.trim().slice(0, 200) : new URL(clientId).host
   return { name, redirectUris: uris as string[] }
 }
@@ -106,6 +118,8 @@ export function clientResolver(app: FastifyInstance, options: ClientMetadataOpti
   async function fromDocument(clientId: string): Promise<OAuthClient> {
     let url: URL
     try {
+      // The URL parser would strip or percent-encode controls; the client_id is stored as sent.
+      if (hasControlCharacters(clientId) || clientId.includes(' ')) throw new TypeError('not a URL')
       url = new URL(clientId)
     } catch {
       throw new ClientMetadataError('The client_id is not a valid URL.')
@@ -114,7 +128,7 @@ export function clientResolver(app: FastifyInstance, options: ClientMetadataOpti
     if (url.hash || url.username || url.password || url.pathname === '/' || clientId.length > 2048) {
       throw new ClientMetadataError('A client_id URL must have a path and no fragment or credentials.')
     }
-    const { body, maxAge } = await fetchDocument(url, options.privateNetwork)
+    const { body, maxAge } = await fetchDocument(url, options.privateNetwork, options.timeoutMs ?? METADATA_TIMEOUT_MS)
     let doc: unknown
     try {
       doc = JSON.parse(body)

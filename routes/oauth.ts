@@ -19,8 +19,22 @@ const oauthError = (reply: FastifyReply, status: number, error: string, descript
 
 const str = (v: unknown) => (typeof v === 'string' && v.length > 0 && v.length <= 2048 ? v : undefined)
 
+/**
+ * Control characters (C0 and DEL): no URI contains them, no name needs them, and PostgreSQL
+ * text cannot hold a NUL (a 500 if one reached an INSERT).
+ */
+export function hasControlCharacters(s: string): boolean {
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i)
+    if (c < 0x20 || c === 0x7f) return true
+  }
+  return false
+}
+
 /** Redirect URIs a client may register: https, loopback http, or a native app's own scheme. */
 export function acceptableRedirectUri(uri: string): boolean {
+  // The URL parser would strip leading controls and percent-encode others: the URI itself must be clean.
+  if (hasControlCharacters(uri) || uri.includes(' ')) return false
   let url: URL
   try {
     url = new URL(uri)
@@ -96,7 +110,7 @@ const oauthRoutes: FastifyPluginAsync<{ publicUrl: string }> = async (app, { pub
     const body = (request.body ?? {}) as Params
     const uris = body.redirect_uris
     if (!Array.isArray(uris) || uris.length === 0 || uris.length > 10 || !uris.every((u) => typeof u === 'string' && u.length <= 2048 && acceptableRedirectUri(u))) {
-      return oauthError(reply, 400, 'invalid_redirect_uri', 'redirect_uris must list 1–10 https, loopback http or app-scheme URIs without a fragment.')
+      return oauthError(reply, 400, 'invalid_redirect_uri', 'redirect_uris must list 1–10 https, loopback http or app-scheme URIs without a fragment, spaces or control characters.')
     }
     const method = body.token_endpoint_auth_method ?? 'none'
     if (method !== 'none' && method !== 'client_secret_post' && method !== 'client_secret_basic') {
@@ -105,6 +119,9 @@ const oauthRoutes: FastifyPluginAsync<{ publicUrl: string }> = async (app, { pub
     const grantTypes = (body.grant_types as unknown[] | undefined) ?? ['authorization_code', 'refresh_token']
     if (!Array.isArray(grantTypes) || !grantTypes.every((g) => g === 'authorization_code' || g === 'refresh_token')) {
       return oauthError(reply, 400, 'invalid_client_metadata', 'grant_types may contain authorization_code and refresh_token only.')
+    }
+    if (typeof body.client_name === 'string' && hasControlCharacters(body.client_name)) {
+      return oauthError(reply, 400, 'invalid_client_metadata', 'client_name must not contain control characters (such as NUL).')
     }
     const name = (str(body.client_name) ?? 'Unnamed client').slice(0, 200)
     const { client, secret } = await app.repos.oauth.registerClient({ name, redirectUris: uris as string[], authMethod: method, now: app.now() })

@@ -46,6 +46,17 @@ t.test('every failure answers {"error":{"code","message","details?"}}', async (t
     t.equal(post.json().error.code, 'not_found')
   })
 
+  t.test('the root is not a 404: it leads to the console', async (t) => {
+    for (const method of ['GET', 'HEAD'] as const) {
+      const res = await app.inject({ method, url: '/' })
+      t.equal(res.statusCode, 302, `${method} /: a redirect`)
+      t.equal(res.headers.location, '/console')
+    }
+    const landing = await app.inject({ method: 'GET', url: '/console' })
+    t.equal(landing.statusCode, 302, 'which sends a visitor who is not signed in to sign in')
+    t.match(landing.headers.location, /^\/console\/login/)
+  })
+
   t.test('wrong method on a known path: 405 method_not_allowed with Allow', async (t) => {
     const health = await app.inject({ method: 'DELETE', url: '/health' })
     t.equal(health.statusCode, 405)

@@ -8,6 +8,7 @@ import t from 'tap'
 import type { FastifyInstance } from 'fastify'
 import { buildApp } from '../app.ts'
 import type { RateLimits } from '../config.ts'
+import { generateKey } from '../db/keys.ts'
 import { bearer, buildTestApp, fixedClock, seedWorkspace, testConfig, testDatabase } from './helpers/app.ts'
 
 const DAY = 86_400_000
@@ -91,9 +92,15 @@ t.test('ingestion counts per batch in a bucket of its own', async (t) => {
   t.equal(read.headers['ratelimit-remaining'], String(limits.max - 1))
 })
 
-t.test('failed authentication: a lower limit per address, before any lookup', async (t) => {
+t.test('failed authentication: a lower limit per address on failures; valid credentials from it still work', async (t) => {
   const app = await buildTestApp(t, { config: { rateLimit: limits } })
   const ws = await seedWorkspace(app)
+  let lookups = 0
+  const findActive = app.repos.apiKeys.findActive.bind(app.repos.apiKeys)
+  app.repos.apiKeys.findActive = (...args: Parameters<typeof findActive>) => {
+    lookups++
+    return findActive(...args)
+  }
   const missing = await Promise.all(Array.from({ length: limits.authFailures + 2 }, () => app.inject({ method: 'GET', url: '/v1/projects' })))
   t.same(missing.map((r) => r.statusCode), missing.map(() => 401), 'a request without credentials is a challenge, not a failure')
 
@@ -106,13 +113,29 @@ t.test('failed authentication: a lower limit per address, before any lookup', as
     const res = await app.inject({ method: 'GET', url: '/v1/projects', headers: bearer(key) })
     t.equal(res.statusCode, 401, `failure ${i + 1} is a 401`)
   }
-  const blocked = await app.inject({ method: 'GET', url: '/v1/projects', headers: bearer(ws.keys.service) })
-  t.equal(blocked.statusCode, 429, 'then the address is turned away, even with a good key')
-  t.match(blocked.json().error, { code: 'rate_limited', message: /Too many failed authentications from this address/ })
-  t.ok(Number(blocked.headers['retry-after']) > 0)
+  // The address is over its limit: another guess is refused, whether it is well formed or not.
+  const guess = await app.inject({ method: 'GET', url: '/v1/projects', headers: bearer(generateKey('service')) })
+  t.equal(guess.statusCode, 429, 'a well-formed unknown key is looked up and refused with a 429')
+  t.match(guess.json().error, { code: 'rate_limited', message: /Too many failed authentications from this address/ })
+  t.ok(Number(guess.headers['retry-after']) > 0)
+  t.notOk(guess.headers['www-authenticate'], 'a 429, not a challenge')
+  for (const key of wrong) {
+    const before = lookups
+    const res = await app.inject({ method: 'GET', url: '/v1/projects', headers: bearer(key) })
+    t.equal(res.statusCode, 429, `${key.slice(0, 8)}…: still refused`)
+    t.equal(lookups, before, 'a malformed or mistyped key, or one of a kind this surface does not take, is refused without a lookup')
+  }
 
-  const elsewhere = await app.inject({ method: 'GET', url: '/v1/projects', headers: bearer(ws.keys.service), remoteAddress: '203.0.113.9' })
-  t.equal(elsewhere.statusCode, 200, 'another address is not affected')
+  // Someone else behind the same address (one NAT for a whole office) is not refused for those failures.
+  for (let i = 0; i < 3; i++) {
+    const good = await app.inject({ method: 'GET', url: '/v1/projects', headers: bearer(ws.keys.service) })
+    t.equal(good.statusCode, 200, `a valid key from the same address is served (${i + 1})`)
+  }
+  const other = await app.inject({ method: 'POST', url: '/v1/events', headers: bearer(ws.keys.ingest), payload: { events: [{ event: 'signup', distinct_id: 'u1' }] } })
+  t.equal(other.statusCode, 200, 'and so is another valid key, on another surface')
+
+  const elsewhere = await app.inject({ method: 'GET', url: '/v1/projects', headers: bearer(generateKey('service')), remoteAddress: '203.0.113.9' })
+  t.equal(elsewhere.statusCode, 401, 'another address is not affected: its failure is a 401')
 })
 
 t.test('without limits configured, nothing is counted and no header is sent', async (t) => {
@@ -161,8 +184,10 @@ t.test('two instances on one PostgreSQL share the counts', { skip: process.env.D
   }
   await b.fairUse.counters.flush()
   t.equal((await a.inject({ method: 'GET', url: '/v1/projects', headers: bearer('gds_unknown'), ...from })).statusCode, 401)
-  const blocked = await a.inject({ method: 'GET', url: '/v1/projects', headers: bearer(ws.keys.service), ...from })
-  t.equal(blocked.statusCode, 429, 'A now turns the address away')
+  const blocked = await a.inject({ method: 'GET', url: '/v1/projects', headers: bearer(generateKey('service')), ...from })
+  t.equal(blocked.statusCode, 429, 'A now refuses the address\'s next failure with a 429')
+  const other = await seedWorkspace(a)
+  t.equal((await a.inject({ method: 'GET', url: '/v1/projects', headers: bearer(other.keys.service), ...from })).statusCode, 200, 'but serves a valid key from it')
 
   const rows = await a.repos.rateLimits.add([])
   t.same(rows, [], 'an empty batch sends no statement')

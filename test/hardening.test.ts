@@ -3,9 +3,11 @@
 // requests are answered or closed in the API's terms.
 import t from 'tap'
 import net from 'node:net'
+import { execFile } from 'node:child_process'
+import { promisify } from 'node:util'
 import { Writable } from 'node:stream'
 import type { InjectOptions } from 'fastify'
-import { buildApp, loggerOptions } from '../app.ts'
+import { BODY_LIMIT, LINGER_MAX_BYTES, buildApp, loggerOptions } from '../app.ts'
 import { bearer, buildTestApp, listenTestApp, seedWorkspace, testConfig, testDatabase } from './helpers/app.ts'
 
 const MCP_HOST = '127.0.0.1:3000'
@@ -127,4 +129,73 @@ t.test("Node's own refusals and slow requests", async (t) => {
   const slow = await raw(port, `POST /v1/events HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${ws.keys.ingest}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"ev`, 20_000)
   t.not(slow.closedAfterMs, null, 'the server closed the connection')
   t.ok(slow.text === '' || /^HTTP\/1\.1 408 [^]*\{"error":\{"code":"request_timeout"/.test(slow.text), `with a 408 in the error shape, or silently: ${slow.text.slice(0, 120)}`)
+})
+
+/**
+ * Writes a whole request before reading anything — as a client busy sending a large body does —
+ * then reads what came back. `wrote` is false when the connection was cut before the last byte.
+ */
+function sendThenRead(port: number, head: string, bodyBytes: number): Promise<{ text: string; wrote: boolean; error?: string }> {
+  return new Promise((resolve) => {
+    const socket = net.connect(port, '127.0.0.1')
+    socket.pause()
+    let text = ''
+    let error: string | undefined
+    let wrote = false
+    socket.on('error', (err: NodeJS.ErrnoException) => { error = err.code })
+    socket.on('data', (chunk) => { text += chunk })
+    socket.on('close', () => resolve({ text, wrote, error }))
+    socket.on('connect', async () => {
+      socket.write(head)
+      const chunk = Buffer.alloc(64 * 1024, 97)
+      for (let sent = 0; sent < bodyBytes && !socket.destroyed; sent += chunk.length) {
+        if (!socket.write(chunk)) await new Promise((resolve) => { socket.once('drain', resolve); socket.once('close', resolve) })
+      }
+      wrote = !socket.destroyed
+      socket.resume()
+      // The answer is complete once its body is in (a kept-alive connection stays open).
+      const complete = () => {
+        const [headers, body = ''] = text.split('\r\n\r\n')
+        const length = Number(/content-length: (\d+)/i.exec(headers ?? '')?.[1] ?? NaN)
+        if (Buffer.byteLength(body) >= length) socket.end()
+      }
+      socket.on('data', complete)
+      complete()
+      setTimeout(() => socket.destroy(), 10_000).unref()
+    })
+  })
+}
+
+t.test('a body over the limit: the client reads the 413 even when it sends the whole body at once', async (t) => {
+  const { app, url } = await listenTestApp(t)
+  const ws = await seedWorkspace(app)
+  const port = Number(new URL(url).port)
+  const MiB = 1024 * 1024
+  const expected = { error: { code: 'payload_too_large', message: 'The request body is larger than the 1 MiB limit.' } }
+
+  // Node's fetch, here and in a process of its own (as a real client is: in one process the
+  // event loop's order happened to read the answer before the reset; from another it did not).
+  const here = await fetch(`${url}/v1/events`, { method: 'POST', headers: { ...bearer(ws.keys.ingest), 'content-type': 'application/json' }, body: 'a'.repeat(2 * MiB) })
+  t.equal(here.status, 413)
+  t.same(await here.json(), expected)
+  const client = `const res = await fetch(process.argv[1], { method: 'POST', headers: { authorization: process.argv[3], 'content-type': 'application/json' }, body: 'a'.repeat(Number(process.argv[2])) })
+process.stdout.write(JSON.stringify({ status: res.status, body: await res.json() }))`
+  for (const size of [2 * MiB, 8 * MiB]) {
+    const run = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', client, `${url}/v1/events`, String(size), `Bearer ${ws.keys.ingest}`]).then((r) => r.stdout, (err: Error) => err.message)
+    t.same(JSON.parse(run.startsWith('{') ? run : '{}'), { status: 413, body: expected }, `${size / MiB} MiB with fetch from another process: ${run.slice(0, 200)}`)
+  }
+
+  // A client that reads nothing until it has sent everything: before, the connection was reset
+  // as soon as the 413 was written, and the reset dropped the answer.
+  for (const connection of ['keep-alive', 'close']) {
+    const res = await sendThenRead(port, `POST /v1/events HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${ws.keys.ingest}\r\nContent-Type: application/json\r\nConnection: ${connection}\r\nContent-Length: ${8 * MiB}\r\n\r\n`, 8 * MiB)
+    t.ok(res.wrote, `Connection: ${connection}: the whole body was taken (${res.error ?? 'no error'})`)
+    t.match(res.text, /^HTTP\/1\.1 413 /, `Connection: ${connection}: the 413 arrives`)
+    t.same(JSON.parse(res.text.split('\r\n\r\n')[1] ?? '{}'), expected, 'with its body')
+  }
+
+  // Draining is bounded: past LINGER_MAX_BYTES the connection is cut.
+  t.ok(BODY_LIMIT < LINGER_MAX_BYTES)
+  const endless = await sendThenRead(port, `POST /v1/events HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${ws.keys.ingest}\r\nContent-Type: application/json\r\nContent-Length: ${1024 * MiB}\r\n\r\n`, 64 * MiB)
+  t.notOk(endless.wrote, `a 1 GiB body is cut off before 64 MiB have been sent (${endless.error})`)
 })

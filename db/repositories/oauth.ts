@@ -1,6 +1,6 @@
 // OAuth 2.1 state: clients, grants (consents), single-use codes, rotating refresh tokens.
 // Every secret is stored as its SHA-256 only, like API keys.
-import { and, desc, eq, isNull, sql } from '../orm.ts'
+import { and, desc, eq, gt, isNull, sql } from '../orm.ts'
 import type { Queryable } from '../client.ts'
 import { apiKeys, oauthClients, oauthCodes, oauthGrants, oauthRefreshTokens } from '../schema.ts'
 import { newId } from '../ids.ts'
@@ -14,7 +14,9 @@ const CODE_TTL_S = 300
 /**
  * A rotated refresh token still works this long after its first use: a client that lost the
  * answer of a refresh (a race between two requests, a dropped connection) retries with the token
- * it has and gets a fresh pair instead of losing the grant. After it, reuse revokes the grant.
+ * it has and gets a fresh pair instead of losing the grant. The pair issued before is withdrawn
+ * then (its access token revoked, its refresh token superseded): a grant never has two live
+ * chains. After the window, reuse revokes the grant, and so does presenting a superseded token.
  */
 export const REFRESH_REUSE_GRACE_S = 60
 
@@ -36,6 +38,17 @@ export function createOAuthRepository(db: Queryable, cache = new SettingsCache()
     const refreshToken = generateSecret('gdr_')
     await tx.insert(oauthRefreshTokens).values({ hash: hashKey(refreshToken), grantId: grant.id, createdAt: now, expiresAt: later(now, REFRESH_TOKEN_TTL_S) })
     return { accessToken, refreshToken, expiresIn: ACCESS_TOKEN_TTL_S }
+  }
+
+  /**
+   * Withdraws what a grant has live — its unspent refresh tokens, its access tokens — before a
+   * spent refresh token is honoured again, so that the new pair is the grant's only one. A
+   * superseded refresh token is marked spent and expired at the same instant (a token in use is
+   * always spent before it expires, so `expires_at <= used_at` marks it without a new column).
+   */
+  async function supersedeLiveIn(tx: Queryable, grantId: string, now: Date) {
+    await tx.update(oauthRefreshTokens).set({ usedAt: now, expiresAt: now }).where(and(eq(oauthRefreshTokens.grantId, grantId), isNull(oauthRefreshTokens.usedAt), gt(oauthRefreshTokens.expiresAt, now)))
+    await tx.update(apiKeys).set({ revokedAt: now }).where(and(eq(apiKeys.grantId, grantId), isNull(apiKeys.revokedAt)))
   }
 
   async function revokeGrantIn(tx: Queryable, grantId: string, now: Date) {
@@ -109,9 +122,14 @@ export function createOAuthRepository(db: Queryable, cache = new SettingsCache()
       }))
     },
 
-    /** Rotates a refresh token: the old one is spent; presenting a spent one after the grace window revokes the grant. */
+    /**
+     * Rotates a refresh token: the old one is spent. A spent one presented again within the grace
+     * window replaces the pair issued before (a grant has one live chain); after it, or a
+     * superseded one presented at all, revokes the grant.
+     */
     async refresh(token: string, clientId: string, now: Date) {
       return cache.changes(db.transaction(async (tx) => {
+        // FOR UPDATE locks the grant's row too: the refreshes of one grant take turns.
         const [row] = await tx
           .select({ grantId: oauthRefreshTokens.grantId, expiresAt: oauthRefreshTokens.expiresAt, usedAt: oauthRefreshTokens.usedAt, clientId: oauthGrants.clientId, userId: oauthGrants.userId, workspaceId: oauthGrants.workspaceId, scope: oauthGrants.scope, revokedAt: oauthGrants.revokedAt })
           .from(oauthRefreshTokens)
@@ -120,10 +138,17 @@ export function createOAuthRepository(db: Queryable, cache = new SettingsCache()
           .for('update')
         if (!row || row.clientId !== clientId) return { error: 'The refresh token is unknown.' } as const
         if (row.revokedAt) return { error: 'The refresh token was revoked.' } as const
+        if (row.usedAt && row.expiresAt <= row.usedAt) {
+          // Its pair was replaced when the token before it was presented again: two parties hold this chain.
+          await revokeGrantIn(tx, row.grantId, now)
+          return { error: 'The refresh token was superseded (the token before it was used again); the grant is revoked.' } as const
+        }
         if (row.expiresAt <= now) return { error: 'The refresh token has expired.' } as const
         if (row.usedAt) {
-          // Within the grace window a lost rotation is retried, not an attack: a fresh pair.
+          // Within the grace window a lost rotation is retried, not an attack: a fresh pair, which
+          // replaces the one issued before (whoever holds that one can use it no longer).
           if (now.getTime() - row.usedAt.getTime() <= REFRESH_REUSE_GRACE_S * 1000) {
+            await supersedeLiveIn(tx, row.grantId, now)
             const tokens = await issueTokens(tx, { id: row.grantId, userId: row.userId, workspaceId: row.workspaceId }, now)
             return { tokens, scope: row.scope } as const
           }

@@ -17,10 +17,10 @@ const abilities: Record<string, string> = {
   owner: 'everything a reviewer can, and update the project card',
 }
 
-const authorizeRoutes: FastifyPluginAsync<{ publicUrl: string; clientMetadataPrivateNetwork?: boolean }> = async (app, { publicUrl, clientMetadataPrivateNetwork }) => {
+const authorizeRoutes: FastifyPluginAsync<{ publicUrl: string; clientMetadataPrivateNetwork?: boolean; clientMetadataTimeoutMs?: number }> = async (app, { publicUrl, clientMetadataPrivateNetwork, clientMetadataTimeoutMs }) => {
   const resource = `${publicUrl}/mcp`
   // client_id: a registered id, or the HTTPS URL of a Client ID Metadata Document.
-  const resolveClient = clientResolver(app, { privateNetwork: clientMetadataPrivateNetwork ?? false })
+  const resolveClient = clientResolver(app, { privateNetwork: clientMetadataPrivateNetwork ?? false, timeoutMs: clientMetadataTimeoutMs })
 
   type Checked = { client: OAuthClient; redirectUri: string; params: Record<string, string> } | { page: string } | { redirect: string }
 

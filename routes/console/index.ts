@@ -38,6 +38,8 @@ export interface ConsoleOptions {
   publicUrl: string
   /** OAUTH_CLIENT_METADATA_PRIVATE_NETWORK, for the authorization endpoint's metadata-document fetch. */
   clientMetadataPrivateNetwork?: boolean
+  /** The deadline of that fetch (METADATA_TIMEOUT_MS unless a test shortens it). */
+  clientMetadataTimeoutMs?: number
 }
 
 export default async function consolePlugin(app: FastifyInstance, options: ConsoleOptions) {
@@ -121,6 +123,8 @@ export default async function consolePlugin(app: FastifyInstance, options: Conso
   })
 
   await app.register(consoleAssets)
+  // The server's root is where a person lands (the address in the browser's bar): the console.
+  app.get('/', { schema: { hide: true } }, async (_request, reply) => reply.redirect('/console', 302))
   signInPages(app)
   // Every other page needs a signed-in user: one hook for the whole scope, before any route's own.
   await app.register(async (signedIn) => {
@@ -145,5 +149,5 @@ export default async function consolePlugin(app: FastifyInstance, options: Conso
       return reply.page('error', { title: 'Page not found', heading: 'Page not found', status: 404, message: 'There is nothing at this address. It may have moved, or the link may be mistyped.' })
     })
   }, { prefix: '/console' })
-  await app.register(authorizeRoutes, { publicUrl: options.publicUrl, clientMetadataPrivateNetwork: options.clientMetadataPrivateNetwork })
+  await app.register(authorizeRoutes, { publicUrl: options.publicUrl, clientMetadataPrivateNetwork: options.clientMetadataPrivateNetwork, clientMetadataTimeoutMs: options.clientMetadataTimeoutMs })
 }

@@ -1,5 +1,6 @@
 // Webhooks of a project (owners): the list with each one's state, a create form, the actions
-// (rotate the secret, send a test, delete, redeliver a message) and a delivery log. A new or
+// (rotate the secret, send a test, delete after a page that asks first and says how many
+// undelivered messages go with it, redeliver a message) and a delivery log. A new or
 // rotated secret is shown once (Post/Redirect/Get: it waits in the session, never in a URL,
 // until the page shows it).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
@@ -88,6 +89,21 @@ export function webhookPages(app: FastifyInstance) {
       })
     })
   }
+
+  // Deleting asks first, as revoking a key does: a GET page naming the webhook and the messages
+  // it has not delivered yet (they are dropped with it), whose form is the only thing that deletes.
+  app.get<{ Params: { project: string; id: string } }>('/console/projects/:project/webhooks/:id/delete', async (request, reply) => {
+    const { project: ref, id } = request.params
+    const { items } = await run(request, listWebhooks, {}, ref)
+    const webhook = items.find((w) => w.id === id)
+    if (!webhook) throw appError('NotFound', 'No such webhook in this project.')
+    const project = (await projectAccess(request, ref))!
+    const [pending, log] = await Promise.all([
+      run(request, listWebhookDeliveries, { id, status: 'pending', page_size: 1 }),
+      run(request, listWebhookDeliveries, { id, page_size: 1 }),
+    ])
+    return reply.page('delete-webhook', { title: 'Delete webhook', project, webhook, pending: pending.total, logged: log.total, base: webhooksUrl(project.slug) })
+  })
 
   app.post<{ Params: { project: string; id: string; delivery: string } }>('/console/projects/:project/webhooks/:id/deliveries/:delivery/redeliver', form, async (request, reply) => {
     const { project, id, delivery } = request.params

@@ -1,6 +1,6 @@
 // The Webhooks page in Chromium: the create form (URL and event checkboxes), the secret shown
 // once, a test message delivered to a local receiver and listed in the delivery log, the
-// failing warning; desktop and phone widths (no sideways scrolling at 390 px), with screenshots
+// failing warning, deleting after a page that asks first; desktop and phone widths (no sideways scrolling at 390 px), with screenshots
 // in SHOTS_DIR when it is set.
 import t from 'tap'
 import fs from 'node:fs'
@@ -67,4 +67,16 @@ t.test('the Webhooks page in a browser', { skip }, async (t) => {
     t.ok(overflow <= 0, `${width} px: no sideways scrolling (${overflow})`)
     if (shots) await page.screenshot({ path: path.join(shots, `webhooks-${width}.png`), fullPage: true })
   }
+
+  // Delete asks first and says what is dropped with the webhook.
+  await page.setViewportSize({ width: 1280, height: 800 })
+  await app.repos.webhooks.enqueueOne(broken.id, 'webhook.test', { data: {} }, new Date())
+  await clickAndWait(page, page.locator(`tr[data-webhook-id="${broken.id}"] a:text-is("Delete")`))
+  t.equal(await page.locator('h1').innerText(), 'Delete this webhook?')
+  t.match(await page.locator('.undelivered').innerText(), /1 message has not been delivered yet/)
+  t.ok(await app.repos.webhooks.find(broken.id), 'nothing deleted yet')
+  if (shots) await page.screenshot({ path: path.join(shots, 'webhooks-delete-1280.png'), fullPage: true })
+  await clickAndWait(page, 'button:text-is("Delete this webhook")')
+  t.match(await page.locator('.flash').first().innerText(), /The webhook is deleted/)
+  t.notOk(await app.repos.webhooks.find(broken.id), 'deleted once confirmed')
 })

@@ -77,6 +77,7 @@ t.test('console webhooks', async (t) => {
   const elsewhere = await owner.submit(page, `/console/projects/${second.slug}/webhooks/${row!.id}/delete`, {})
   t.equal(elsewhere.statusCode, 303)
   t.ok(await app.repos.webhooks.find(row!.id), 'not deleted through another project')
+  t.equal((await owner.get(`/console/projects/${second.slug}/webhooks/${row!.id}/delete`)).statusCode, 404, 'nor asked about there')
 
   // A viewer is refused.
   const viewer = await addMember(app, ws.project.id, 'viewer')
@@ -87,8 +88,33 @@ t.test('console webhooks', async (t) => {
   t.notMatch(denied.body, row!.url)
   t.notMatch((await v.get(`/console/projects/${ws.project.slug}`)).body, `href="${page}"`, 'no link for a viewer')
 
-  const deleted = await owner.submit(page, `${page}/${row!.id}/delete`, {})
+  t.equal((await v.get(`${page}/${row!.id}/delete`)).statusCode, 403, 'nor asked whether to delete')
+
+  // Delete asks first, as revoking a key does: the list links to a page that names the webhook
+  // and says how many undelivered messages go with it; only that page's form deletes.
+  const listed = await owner.get(page)
+  t.match(listed.body, `href="${page}/${row!.id}/delete"`, 'Delete is a link to the confirmation page')
+  t.notMatch(listed.body, `action="${page}/${row!.id}/delete"`, 'not a form that deletes in one click')
+  await app.repos.webhooks.enqueueOne(row!.id, 'webhook.test', { data: {} }, new Date())
+  const pending = (await app.repos.webhooks.deliveries(row!.id, { status: 'pending', limit: 100, offset: 0 })).total
+  t.equal(pending, 2, 'two messages wait (the redelivered test and one more)')
+  const confirm = await owner.get(`${page}/${row!.id}/delete`)
+  t.equal(confirm.statusCode, 200)
+  t.match(confirm.body, /Delete this webhook\?/)
+  t.match(confirm.body, 'http://127.0.0.1:9/hook')
+  t.match(confirm.body, /2 messages have not been delivered yet/, 'says how many undelivered messages are dropped')
+  t.match(confirm.body, `action="${page}/${row!.id}/delete"`)
+  t.match(confirm.body, `href="${page}?webhook=${row!.id}"`, 'and offers to cancel')
+  t.ok(await app.repos.webhooks.find(row!.id), 'looking at the page deletes nothing')
+
+  const deleted = await owner.submit(`${page}/${row!.id}/delete`, `${page}/${row!.id}/delete`, {})
   t.equal(deleted.headers.location, page)
   t.notOk(await app.repos.webhooks.find(row!.id), 'deleted')
   t.match((await owner.get(page)).body, /The webhook is deleted/)
+  t.equal((await owner.get(`${page}/${row!.id}/delete`)).statusCode, 404, 'a deleted webhook has no confirmation page')
+
+  // A webhook with nothing waiting says so.
+  const [other] = await app.repos.webhooks.list(ws.project.id)
+  const calm = await owner.get(`${page}/${other!.id}/delete`)
+  t.match(calm.body, /No message is waiting to be delivered/)
 })

@@ -126,6 +126,8 @@ export interface TestAppOptions extends Pick<BuildOptions, 'now' | 'mcpFastLane'
   plugins?: BuildOptions['plugins']
   /** A database of testDatabase's instead of a new one (no other app may have it open). */
   database?: Database
+  /** As `buildApp({ clientMetadataTimeoutMs })` takes it. */
+  clientMetadataTimeoutMs?: number
 }
 
 export async function buildTestApp(t: Teardown, options: TestAppOptions = {}): Promise<FastifyInstance> {
@@ -139,6 +141,7 @@ export async function buildTestApp(t: Teardown, options: TestAppOptions = {}): P
     mcpFastLane: options.mcpFastLane,
     onMcpPath: options.onMcpPath,
     plugins: options.plugins,
+    clientMetadataTimeoutMs: options.clientMetadataTimeoutMs,
   })
   t.teardown(() => app.close())
   return app

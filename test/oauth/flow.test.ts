@@ -1,6 +1,6 @@
 import t from 'tap'
-import { eq } from 'drizzle-orm'
-import { oauthRefreshTokens } from '../../db/schema.ts'
+import { and, eq, gt, isNull } from 'drizzle-orm'
+import { apiKeys, oauthRefreshTokens } from '../../db/schema.ts'
 import { REFRESH_REUSE_GRACE_S } from '../../db/repositories/oauth.ts'
 import { hashKey } from '../../db/keys.ts'
 import { createHash, randomBytes } from 'node:crypto'
@@ -123,19 +123,45 @@ t.test('token endpoint: refresh rotation, revocation, PKCE and resource mismatch
     t.not(second.refresh_token, first.refresh_token)
     t.equal((await app.inject({ method: 'GET', url: '/v1/tools', headers: bearer(second.access_token) })).statusCode, 200)
 
-    // A client that lost the answer retries with the spent token within the grace window: a valid pair.
-    const retried = await token({ grant_type: 'refresh_token', refresh_token: first.refresh_token })
-    t.equal(retried.status, 200, `within ${REFRESH_REUSE_GRACE_S} s a spent refresh token still works`)
-    const pair = await retried.json()
-    t.equal((await app.inject({ method: 'GET', url: '/v1/tools', headers: bearer(pair.access_token) })).statusCode, 200, 'the new access token works')
-    t.equal((await app.inject({ method: 'GET', url: '/v1/tools', headers: bearer(second.access_token) })).statusCode, 200, 'the grant lives on')
-    t.equal((await token({ grant_type: 'refresh_token', refresh_token: pair.refresh_token })).status, 200, 'the new refresh token works')
+    // A client that lost the answer retries with the spent token within the grace window: a valid
+    // pair, which replaces the one issued before — however often it retries, the grant has one live chain.
+    const { grantId } = (await app.db.select({ grantId: oauthRefreshTokens.grantId }).from(oauthRefreshTokens).where(eq(oauthRefreshTokens.hash, hashKey(first.refresh_token))))[0]!
+    const live = async () => ({
+      refresh: (await app.db.select().from(oauthRefreshTokens).where(and(eq(oauthRefreshTokens.grantId, grantId), isNull(oauthRefreshTokens.usedAt), gt(oauthRefreshTokens.expiresAt, new Date())))).length,
+      access: (await app.db.select().from(apiKeys).where(and(eq(apiKeys.grantId, grantId), isNull(apiKeys.revokedAt)))).length,
+    })
+    t.same(await live(), { refresh: 1, access: 2 }, 'after a rotation: one refresh token, and the first access token until it expires')
+    const retries = []
+    for (let i = 0; i < 3; i++) {
+      const retried = await token({ grant_type: 'refresh_token', refresh_token: first.refresh_token })
+      t.equal(retried.status, 200, `retry ${i + 1}: within ${REFRESH_REUSE_GRACE_S} s a spent refresh token still works`)
+      retries.push(await retried.json())
+      t.same(await live(), { refresh: 1, access: 1 }, `after retry ${i + 1}: one live chain`)
+    }
+    const pair = retries.at(-1)!
+    t.equal((await app.inject({ method: 'GET', url: '/v1/tools', headers: bearer(pair.access_token) })).statusCode, 200, 'the last pair\'s access token works')
+    for (const replaced of [second, ...retries.slice(0, -1)]) {
+      t.equal((await app.inject({ method: 'GET', url: '/v1/tools', headers: bearer(replaced.access_token) })).statusCode, 401, 'a replaced pair\'s access token is revoked')
+    }
+    const next = await token({ grant_type: 'refresh_token', refresh_token: pair.refresh_token })
+    t.equal(next.status, 200, 'the last pair\'s refresh token works')
+    const afterRetries = await next.json()
+    t.same(await live(), { refresh: 1, access: 2 })
+    // A replaced refresh token presented later: two parties hold the chain — the grant goes.
+    const superseded = await token({ grant_type: 'refresh_token', refresh_token: second.refresh_token })
+    t.equal(superseded.status, 400)
+    t.match(await superseded.json(), { error: 'invalid_grant', error_description: /superseded/ })
+    t.equal((await app.inject({ method: 'GET', url: '/v1/tools', headers: bearer(afterRetries.access_token) })).statusCode, 401, 'a superseded refresh token revokes the grant')
+    t.equal((await live()).access, 0, 'no access token of the grant works')
+    t.equal((await token({ grant_type: 'refresh_token', refresh_token: afterRetries.refresh_token })).status, 400, 'nor its refresh token')
 
     // After the window, reuse is theft: the whole grant goes.
-    await app.db.update(oauthRefreshTokens).set({ usedAt: new Date(Date.now() - (REFRESH_REUSE_GRACE_S + 1) * 1000) }).where(eq(oauthRefreshTokens.hash, hashKey(first.refresh_token)))
-    const reuse = await token({ grant_type: 'refresh_token', refresh_token: first.refresh_token })
+    const other = await (await token({ grant_type: 'authorization_code', code: await codeFrom(), redirect_uri: REDIRECT, code_verifier: verifier })).json()
+    const rotated = await (await token({ grant_type: 'refresh_token', refresh_token: other.refresh_token })).json()
+    await app.db.update(oauthRefreshTokens).set({ usedAt: new Date(Date.now() - (REFRESH_REUSE_GRACE_S + 1) * 1000) }).where(eq(oauthRefreshTokens.hash, hashKey(other.refresh_token)))
+    const reuse = await token({ grant_type: 'refresh_token', refresh_token: other.refresh_token })
     t.equal(reuse.status, 400)
-    t.equal((await app.inject({ method: 'GET', url: '/v1/tools', headers: bearer(second.access_token) })).statusCode, 401, 'reuse after the grace window revokes the grant')
+    t.equal((await app.inject({ method: 'GET', url: '/v1/tools', headers: bearer(rotated.access_token) })).statusCode, 401, 'reuse after the grace window revokes the grant')
 
     const code2 = await codeFrom()
     const third = await (await token({ grant_type: 'authorization_code', code: code2, redirect_uri: REDIRECT, code_verifier: verifier })).json()
@@ -146,6 +172,44 @@ t.test('token endpoint: refresh rotation, revocation, PKCE and resource mismatch
     t.equal(revokeRefresh.status, 200)
     const afterRevoke = await token({ grant_type: 'refresh_token', refresh_token: third.refresh_token })
     t.equal(afterRevoke.status, 400)
+  })
+
+  t.test('a NUL (or another control character) in any OAuth input is a 400 in OAuth\'s error shape, never a 500', async (t) => {
+    const register = (body: Record<string, unknown>) =>
+      fetch(`${url}/oauth/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
+    for (const name of ['a\u0000b', '\u0000', 'bell\u0007']) {
+      const res = await register({ client_name: name, redirect_uris: [REDIRECT] })
+      t.equal(res.status, 400, `client_name ${JSON.stringify(name)}: 400`)
+      t.match(await res.json(), { error: 'invalid_client_metadata', error_description: /control characters/ })
+    }
+    for (const uri of [`${REDIRECT}\u0000`, `\u0000${REDIRECT}`, 'http://127.0.0.1:9/a\u0000b', 'https://app.example/cb\u0000?x=1', 'myapp:/cb\u0000', `${REDIRECT}\n`, 'https://app.example/a b']) {
+      const res = await register({ client_name: 'ok', redirect_uris: [uri] })
+      t.equal(res.status, 400, `redirect URI ${JSON.stringify(uri)}: 400`)
+      t.match(await res.json(), { error: 'invalid_redirect_uri', error_description: String })
+    }
+    // The same as a form.
+    const form = await fetch(`${url}/oauth/register`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ client_name: 'x\u0000', redirect_uris: REDIRECT }) })
+    t.equal(form.status, 400, 'a form body too')
+
+    // The authorization endpoint: an error page or an error redirect, never a 500.
+    for (const [field, value] of [['client_id', 'cli\u0000x'], ['client_id', 'https://app.example/client\u0000.json'], ['redirect_uri', `${REDIRECT}\u0000`], ['state', 's\u0000'], ['code_challenge', `${challenge.slice(1)}\u0000`], ['code_challenge_method', 'S256\u0000'], ['resource', `${url}/mcp\u0000`], ['response_type', 'code\u0000'], ['scope', '\u0000']] as const) {
+      const res = await fetch(authorize({ [field]: value }), { redirect: 'manual' })
+      t.ok(res.status === 400 || res.status === 302, `authorize with a NUL in ${field}: ${res.status}`)
+    }
+
+    // The token and revocation endpoints: OAuth errors.
+    const code = await codeFrom()
+    const fields: Record<string, string> = { grant_type: 'authorization_code', code, redirect_uri: REDIRECT, code_verifier: verifier, resource: `${url}/mcp` }
+    for (const name of [...Object.keys(fields), 'client_id']) {
+      const res = await token({ ...fields, [name]: `${fields[name] ?? 'x'}\u0000` })
+      t.ok(res.status === 400 || res.status === 401, `token with a NUL in ${name}: ${res.status}`)
+      t.match(await res.json(), { error: String, error_description: String })
+    }
+    const refresh = await token({ grant_type: 'refresh_token', refresh_token: 'gdr_\u0000' })
+    t.equal(refresh.status, 400, 'a NUL in refresh_token')
+    t.equal((await refresh.json()).error, 'invalid_grant')
+    const revoke = await fetch(`${url}/oauth/revoke`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ client_id, token: 'gdo_\u0000' }) })
+    t.equal(revoke.status, 200, 'a NUL in the token to revoke: nothing to revoke (RFC 7009)')
   })
 
   t.test('revocation edges: another client cannot revoke a token; broken Basic credentials and floods get OAuth errors', async (t) => {

@@ -7,7 +7,7 @@ import http from 'node:http'
 import { createHash, randomBytes } from 'node:crypto'
 import { bearer, freePort, listenTestApp, seedWorkspace } from '../helpers/app.ts'
 import { REDIRECT, consent } from './helpers.ts'
-import { METADATA_MAX_BYTES } from '../../routes/oauth-client-metadata.ts'
+import { METADATA_MAX_BYTES, METADATA_TIMEOUT_MS } from '../../routes/oauth-client-metadata.ts'
 import { isPrivateAddress } from '../../core/addresses.ts'
 
 // The client's own web server: documents by path.
@@ -16,11 +16,30 @@ let fetches = 0
 const docPort = await freePort()
 const docServer = http.createServer((req, res) => {
   fetches++
+  if (req.url === '/slow/drip.json') {
+    // A valid document, a byte every 100 ms for 15 s: no idle timeout ever fires.
+    res.writeHead(200, { 'content-type': 'application/json' })
+    res.write(`{"client_id":"${docUrl('/slow/drip.json')}","redirect_uris":["${REDIRECT}"]`)
+    const started = Date.now()
+    const timer = setInterval(() => {
+      if (Date.now() - started < 15_000) res.write(' ')
+      else {
+        clearInterval(timer)
+        res.end('}')
+      }
+    }, 100)
+    res.on('close', () => clearInterval(timer))
+    return
+  }
+  if (req.url === '/slow/silent.json') return // never answers
   const doc = docs.get(req.url ?? '')
   res.writeHead(doc?.status ?? (doc ? 200 : 404), { 'content-type': 'application/json' }).end(doc?.body ?? '{}')
 })
 await new Promise<void>((resolve) => docServer.listen(docPort, '127.0.0.1', resolve))
-t.teardown(() => new Promise<void>((resolve) => docServer.close(() => resolve())))
+t.teardown(() => new Promise<void>((resolve) => {
+  docServer.close(() => resolve())
+  docServer.closeAllConnections()
+}))
 const docUrl = (path: string) => `http://127.0.0.1:${docPort}${path}`
 const serve = (path: string, doc: unknown, status?: number) => docs.set(path, { body: typeof doc === 'string' ? doc : JSON.stringify(doc), status })
 
@@ -93,6 +112,9 @@ t.test('bad documents are refused with a clear page, and leave no client behind'
     ['/bad/not-json.json', 'not json', /not valid JSON/],
     ['/bad/huge.json', null, new RegExp(`larger than ${METADATA_MAX_BYTES} bytes`)],
     ['/bad/gone.json', { error: 'nope' }, /answered HTTP 404/, 404],
+    // PostgreSQL text cannot hold a NUL: refused, not a 500.
+    ['/bad/nul-name.json', null, /client_name must not contain control characters/],
+    ['/bad/nul-redirect.json', null, /redirect_uris/],
   ]
   for (const [path, doc, message, status] of cases) {
     const id = docUrl(path)
@@ -103,7 +125,11 @@ t.test('bad documents are refused with a clear page, and leave no client behind'
           ? { client_id: id, redirect_uris: [REDIRECT], token_endpoint_auth_method: 'client_secret_basic' }
           : path === '/bad/huge.json'
             ? { client_id: id, redirect_uris: [REDIRECT], client_name: 'x'.repeat(METADATA_MAX_BYTES) }
-            : doc
+            : path === '/bad/nul-name.json'
+              ? { client_id: id, redirect_uris: [REDIRECT], client_name: 'Doc\u0000Client' }
+              : path === '/bad/nul-redirect.json'
+                ? { client_id: id, redirect_uris: [`${REDIRECT}\u0000`] }
+                : doc
     serve(path, body, status)
     const res = await fetch(authorizeUrl(url, id), { redirect: 'manual' })
     t.equal(res.status, 400, `${path}: 400, not a redirect`)
@@ -114,6 +140,22 @@ t.test('bad documents are refused with a clear page, and leave no client behind'
   serve('/ok/other-redirect.json', { client_id: wrongRedirect, redirect_uris: ['http://127.0.0.1:9/elsewhere'] })
   const res = await fetch(authorizeUrl(url, wrongRedirect), { redirect: 'manual' })
   t.equal(res.status, 400, 'a redirect_uri the document does not list is refused')
+})
+
+t.test('a document that drips or never comes is given up at the deadline, across connect, headers and body', async (t) => {
+  t.equal(METADATA_TIMEOUT_MS, 5_000, 'the documented deadline is 5 s')
+  // The same deadline, shortened for the test (an option of buildApp, not configuration).
+  const hasty = await listenTestApp(t, { config: { oauthClientMetadataPrivateNetwork: true }, clientMetadataTimeoutMs: 500 })
+  for (const path of ['/slow/drip.json', '/slow/silent.json']) {
+    const id = docUrl(path)
+    const started = Date.now()
+    const res = await fetch(authorizeUrl(hasty.url, id), { redirect: 'manual' })
+    const took = Date.now() - started
+    t.equal(res.status, 400, `${path}: 400, not a redirect`)
+    t.match(await res.text(), /did not arrive within 500 ms/, `${path}: says why`)
+    t.ok(took >= 500 && took < 3_000, `${path}: answered at the deadline (${took} ms)`)
+    t.equal(await hasty.app.repos.oauth.client(id), undefined, `${path}: no client stored`)
+  }
 })
 
 t.test('by default: https only, and no private, loopback or link-local address', async (t) => {
