@@ -7,6 +7,7 @@ import { coercingAjv, MAX_JSON_DEPTH, nestsDeeperThan, serializerOf, strictAjv, 
 import { appError } from './core/errors.ts'
 import databasePlugin from './plugins/database.ts'
 import repositoriesPlugin from './plugins/repositories.ts'
+import secretsPlugin from './plugins/secrets.ts'
 import registryPlugin from './plugins/registry.ts'
 import toolPluginsPlugin, { loadToolPlugins, type PluginSource } from './plugins/tool-plugins.ts'
 import builtinTools from './tools/index.ts'
@@ -42,6 +43,11 @@ export interface BuildOptions {
    * (GROWTHDESK_PLUGINS): plugin functions, or module specifiers as in the configuration.
    */
   plugins?: PluginSource[]
+  /**
+   * The server key of the secrets at rest is lost: values it sealed are replaced or dropped at
+   * start instead of stopping it (growthdesk admin rotate-secrets-key --forget-unreadable).
+   */
+  forgetUnreadableSecrets?: boolean
 }
 
 export const BODY_LIMIT = 1024 * 1024
@@ -155,6 +161,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   try {
     await app.register(errorsPlugin)
     await app.register(databasePlugin, { database: config.database })
+    await app.register(secretsPlugin, { secrets: config.secrets, forgetUnreadable: options.forgetUnreadableSecrets })
     await app.register(repositoriesPlugin, { settingsCacheTtlMs: config.settingsCacheTtlMs })
     const webhookPolicy = { allowPrivateNetworks: config.webhooks?.allowPrivateNetworks ?? false, production: process.env.NODE_ENV === 'production' }
     await app.register(registryPlugin, { now: options.now ?? (() => new Date()), checkOutputs: options.checkOutputs, webhookPolicy })

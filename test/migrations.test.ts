@@ -85,7 +85,10 @@ t.test('migrations on the backend under test', async (t) => {
     const checks = declared.flatMap((c) => c.checks.map((k) => k.name)).sort()
     const result = await app.db.execute(sql`select conname from pg_constraint where contype = 'c' and connamespace = 'public'::regnamespace order by conname`)
     t.same(rowsOf<{ conname: string }>(result).map((r) => r.conname), checks, 'the CHECK constraints of db/schema.ts exist')
-    t.same(checks, ['opportunities_evaluation_check', 'opportunities_status_check', 'opportunity_counts_evaluation_check', 'opportunity_counts_status_check', 'webhook_deliveries_status_check'])
+    t.same(checks, [
+      'app_secrets_value_sealed_check', 'opportunities_evaluation_check', 'opportunities_status_check', 'opportunity_counts_evaluation_check',
+      'opportunity_counts_status_check', 'webhook_deliveries_status_check', 'webhooks_secret_sealed_check',
+    ])
     const ws = await seedWorkspace(app)
     const insert = (status: string, evaluation: string) =>
       app.db.execute(sql`insert into opportunities (id, project_id, contribution_type, key_information, reason, suggested_action, status, evaluation)
