@@ -5,7 +5,7 @@ import { Value } from '@sinclair/typebox/value'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import path from 'node:path'
 import type { DatabaseConfig } from './db/client.ts'
-import { decodeSecretsKey } from './db/secret-box.ts'
+import { decodeSecretsKey, SECRETS_KEY_FILE } from './db/secret-box.ts'
 
 /** A 32-byte key: 64 hex digits, or base64 (44 characters with the `=`, 43 without; URL-safe too). */
 const SECRETS_KEY = '(?:[0-9a-fA-F]{64}|[A-Za-z0-9+/_-]{43}=?)'
@@ -188,7 +188,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   // The patterns above admit only text that decodes to 32 bytes.
   const secrets: SecretsConfig = {
     key: e.SECRETS_KEY === undefined ? null : decodeSecretsKey(e.SECRETS_KEY),
-    keyFile: e.DATABASE_URL === 'memory://' ? null : path.resolve(e.DATA_DIR, 'secrets.key'),
+    keyFile: e.DATABASE_URL === 'memory://' ? null : path.resolve(e.DATA_DIR, SECRETS_KEY_FILE),
     previous: (e.SECRETS_KEY_PREVIOUS ?? '').split(',').map((k) => k.trim()).filter(Boolean).map((k) => decodeSecretsKey(k)!),
   }
   return {

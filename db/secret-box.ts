@@ -12,6 +12,8 @@
 import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto'
 
 export const SEALED_PREFIX = 'enc:v1:'
+/** The key file's name in DATA_DIR, when SECRETS_KEY is not set. */
+export const SECRETS_KEY_FILE = 'secrets.key'
 const IV_BYTES = 12
 const TAG_BYTES = 16
 export const KEY_BYTES = 32

@@ -209,6 +209,14 @@ t.test('an empty data folder starts as a copy of the migrated template', async (
     t.same(fs.readdirSync(other), ['notes.txt'])
   })
 
+  t.test('a secrets key file put there before the first start stays, and the copy is made', async (t) => {
+    const provisioned = tmpDir(t)
+    fs.writeFileSync(path.join(provisioned, 'secrets.key'), 'the key\n')
+    t.equal(copyTemplate(provisioned, 'growthdesk.pid'), true)
+    t.equal(fs.readFileSync(path.join(provisioned, 'secrets.key'), 'utf8'), 'the key\n')
+    t.ok(fs.existsSync(path.join(provisioned, 'PG_VERSION')))
+  })
+
   t.test('an interrupted copy is removed and made again', async (t) => {
     const interrupted = tmpDir(t)
     fs.writeFileSync(path.join(interrupted, 'growthdesk.pid'), String(process.pid))
