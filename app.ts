@@ -9,6 +9,7 @@ import { appError } from './core/errors.ts'
 import { isPasswordHashCost, PASSWORD_HASH_COST } from './core/passwords.ts'
 import databasePlugin from './plugins/database.ts'
 import repositoriesPlugin from './plugins/repositories.ts'
+import secretsPlugin from './plugins/secrets.ts'
 import registryPlugin from './plugins/registry.ts'
 import toolPluginsPlugin, { loadToolPlugins, type PluginSource } from './plugins/tool-plugins.ts'
 import builtinTools from './tools/index.ts'
@@ -59,6 +60,11 @@ export interface BuildOptions {
    * METADATA_TIMEOUT_MS, 5 s). Not configuration: tests shorten it to keep their own time short.
    */
   clientMetadataTimeoutMs?: number
+  /**
+   * The server key of the secrets at rest is lost: values it sealed are replaced or dropped at
+   * start instead of stopping it (growthdesk admin rotate-secrets-key --forget-unreadable).
+   */
+  forgetUnreadableSecrets?: boolean
 }
 
 declare module 'fastify' {
@@ -238,6 +244,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   try {
     await app.register(errorsPlugin)
     await app.register(databasePlugin, { database: config.database })
+    await app.register(secretsPlugin, { secrets: config.secrets, forgetUnreadable: options.forgetUnreadableSecrets })
     await app.register(repositoriesPlugin, { settingsCacheTtlMs: config.settingsCacheTtlMs })
     const webhookPolicy = { allowPrivateNetworks: config.webhooks?.allowPrivateNetworks ?? false, production: config.production }
     await app.register(registryPlugin, { now: options.now ?? (() => new Date()), checkOutputs: options.checkOutputs, webhookPolicy })

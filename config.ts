@@ -5,6 +5,10 @@ import { Value } from '@sinclair/typebox/value'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import path from 'node:path'
 import type { DatabaseConfig } from './db/client.ts'
+import { decodeSecretsKey, SECRETS_KEY_FILE } from './db/secret-box.ts'
+
+/** A 32-byte key: 64 hex digits, or base64 (44 characters with the `=`, 43 without; URL-safe too). */
+const SECRETS_KEY = '(?:[0-9a-fA-F]{64}|[A-Za-z0-9+/_-]{43}=?)'
 
 export const EnvSchema = Type.Object({
   HOST: Type.String({ default: '127.0.0.1', minLength: 1 }),
@@ -27,6 +31,8 @@ export const EnvSchema = Type.Object({
   WEBHOOKS_ENABLED: Type.Union([Type.Literal('true'), Type.Literal('false')], { default: 'true' }),
   WEBHOOKS_ALLOW_PRIVATE_NETWORKS: Type.Union([Type.Literal('true'), Type.Literal('false')], { default: 'false' }),
   GROWTHDESK_PLUGINS: Type.String({ default: '' }),
+  SECRETS_KEY: Type.Optional(Type.String({ pattern: `^${SECRETS_KEY}$` })),
+  SECRETS_KEY_PREVIOUS: Type.Optional(Type.String({ pattern: `^${SECRETS_KEY}(\\s*,\\s*${SECRETS_KEY})*$` })),
   LOG_LEVEL: Type.Union(
     ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)),
     { default: 'info' }
@@ -37,6 +43,7 @@ export const EnvSchema = Type.Object({
 type Env = Static<typeof EnvSchema>
 
 const checkEnv = TypeCompiler.Compile(EnvSchema)
+const secretVariables = new Set<keyof Env>(['SECRETS_KEY', 'SECRETS_KEY_PREVIOUS'])
 
 const hints: Record<keyof Env, string> = {
   HOST: 'a host name or address to listen on',
@@ -59,6 +66,8 @@ const hints: Record<keyof Env, string> = {
   WEBHOOKS_ENABLED: 'true or false',
   WEBHOOKS_ALLOW_PRIVATE_NETWORKS: 'true or false',
   GROWTHDESK_PLUGINS: 'a comma-separated list of tool plugins: package names (installed beside growthdesk) or absolute paths',
+  SECRETS_KEY: 'a 32-byte key in base64 (44 characters, e.g. from `openssl rand -base64 32`) or hex (64 characters)',
+  SECRETS_KEY_PREVIOUS: 'a comma-separated list of 32-byte keys, each in base64 (44 characters) or hex (64 characters)',
   LOG_LEVEL: 'one of fatal, error, warn, info, debug, trace, silent',
   NODE_ENV: 'production, or anything else for development',
 }
@@ -119,6 +128,22 @@ export interface Config {
    * the current directory (docs/extending.md).
    */
   plugins?: string[]
+  /**
+   * The server key that seals the secrets the database keeps (webhook signing secrets, the
+   * console's cookie secret, a new key waiting for its show-once page; db/secret-box.ts), never
+   * stored in the database. `key`: SECRETS_KEY. `keyFile`: DATA_DIR/secrets.key — without
+   * SECRETS_KEY the key is read from it, or made there (mode 0600) at the first start; with
+   * SECRETS_KEY a key found there only opens what it sealed (the move from file to variable).
+   * `previous`: SECRETS_KEY_PREVIOUS, older keys that still open what they sealed (rotation).
+   * Neither key nor file (memory://, tests that leave it out): a key for this process only.
+   */
+  secrets?: SecretsConfig
+}
+
+export interface SecretsConfig {
+  key: Buffer | null
+  keyFile: string | null
+  previous: Buffer[]
 }
 
 export class ConfigError extends Error {
@@ -147,10 +172,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const firstError = checkEnv.Errors(converted).First()
   if (firstError) {
     const variable = firstError.path.split('/')[1] as keyof Env
-    throw new ConfigError(
-      variable,
-      `Invalid configuration: ${variable}=${JSON.stringify(raw[variable] ?? '')} — expected ${hints[variable]}.`
-    )
+    // A key is never echoed, not even a mistyped one: the message reaches logs and terminals.
+    const shown = secretVariables.has(variable) ? ` (${String(raw[variable] ?? '').length} characters, not shown)` : `=${JSON.stringify(raw[variable] ?? '')}`
+    throw new ConfigError(variable, `Invalid configuration: ${variable}${shown} — expected ${hints[variable]}.`)
   }
   const e = converted as Env
   // Listening on every interface says nothing about the address clients use: default to loopback.
@@ -166,6 +190,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const trustProxy =
     e.TRUST_PROXY === 'true' ? true : e.TRUST_PROXY === 'false' ? false : /^\d+$/.test(e.TRUST_PROXY) ? Number(e.TRUST_PROXY) : e.TRUST_PROXY.split(',').map((a) => a.trim())
   const oauthClientMetadataPrivateNetwork = e.OAUTH_CLIENT_METADATA_PRIVATE_NETWORK === 'true'
+  // The patterns above admit only text that decodes to 32 bytes.
+  const secrets: SecretsConfig = {
+    key: e.SECRETS_KEY === undefined ? null : decodeSecretsKey(e.SECRETS_KEY),
+    keyFile: e.DATABASE_URL === 'memory://' ? null : path.resolve(e.DATA_DIR, SECRETS_KEY_FILE),
+    previous: (e.SECRETS_KEY_PREVIOUS ?? '').split(',').map((k) => k.trim()).filter(Boolean).map((k) => decodeSecretsKey(k)!),
+  }
   return {
     production: e.NODE_ENV === 'production',
     host: e.HOST,
@@ -181,6 +211,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     settingsCacheTtlMs: e.SETTINGS_CACHE_TTL_MS,
     webhooks: { enabled: e.WEBHOOKS_ENABLED === 'true', allowPrivateNetworks: e.WEBHOOKS_ALLOW_PRIVATE_NETWORKS === 'true' },
     plugins: e.GROWTHDESK_PLUGINS.split(',').map((p) => p.trim()).filter(Boolean),
+    secrets,
     rateLimit: {
       max: e.RATE_LIMIT_MAX,
       ingestMax: e.RATE_LIMIT_INGEST_MAX,

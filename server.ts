@@ -12,6 +12,7 @@ const { buildApp } = await import('./app.ts')
 const { ConfigError, loadConfig } = await import('./config.ts')
 const { DatabaseInUseError } = await import('./db/client.ts')
 const { PluginError } = await import('./plugins/tool-plugins.ts')
+const { SecretsKeyError } = await import('./db/secret-box.ts')
 const { bootstrap, describeBootstrap } = await import('./bin/admin.ts')
 const modulesLoaded = performance.now()
 
@@ -32,7 +33,7 @@ let app
 try {
   app = await buildApp({ config })
 } catch (err) {
-  if (err instanceof DatabaseInUseError || err instanceof PluginError) fail(err.message)
+  if (err instanceof DatabaseInUseError || err instanceof PluginError || err instanceof SecretsKeyError) fail(err.message)
   throw err
 }
 const appBuilt = performance.now()

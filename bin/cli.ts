@@ -13,7 +13,7 @@ import type { Config, Database } from '../config.ts'
 import { issuableKinds, keyKinds } from '../db/keys.ts'
 import { roles } from '../schemas/atoms.ts'
 
-import { defineCommand, type CliIo, type Command, type Invocation, type OptionSpec } from './command.ts'
+import { defineCommand, type CliIo, type Command, type Invocation, type OptionSpec, type WithAppOptions } from './command.ts'
 import { serviceCommands } from './service-commands.ts'
 import { seedDemo } from './seed-demo.ts'
 
@@ -238,6 +238,39 @@ const toolSwitch = (enabled: boolean) =>
     },
   })
 
+const adminRotateSecretsKey = defineCommand({
+  path: ['admin', 'rotate-secrets-key'],
+  summary: 'Seal every secret the database keeps again with SECRETS_KEY (after changing it; the old key in SECRETS_KEY_PREVIOUS).',
+  details: [
+    'Webhook signing secrets and the console\'s cookie secret are stored sealed (AES-256-GCM) under the server key:',
+    'SECRETS_KEY, or the key file DATA_DIR/secrets.key. To rotate it: set SECRETS_KEY to a new key and SECRETS_KEY_PREVIOUS',
+    'to the old one (or the old key file\'s content), run this, then remove SECRETS_KEY_PREVIOUS. Webhook secrets stay the',
+    'same (receivers change nothing); previous webhook secrets past their overlap are dropped.',
+    '--forget-unreadable: for a key that is lost. Webhooks whose secret no key opens get a new one that nobody knows:',
+    'their owners rotate it (rotate_webhook_secret) and give receivers the new one. Everyone signs in to the console again.',
+  ],
+  options: {
+    'forget-unreadable': { type: 'boolean', description: 'replace or drop the secrets no configured key opens (a lost key)' },
+    json,
+  },
+  async run(inv) {
+    await inv.withApp(async (app) => {
+      const r = { key_id: app.secrets.box.keyId, ...(await app.secrets.reseal()), forgotten: app.secrets.forgotten }
+      const lost = r.forgotten
+      inv.print(r, [
+        `Sealed ${r.resealed} secret${r.resealed === 1 ? '' : 's'} again with key id ${r.key_id} (${app.secrets.source}); ${r.expiredCleared} expired previous webhook secret${r.expiredCleared === 1 ? '' : 's'} dropped.`,
+        ...(lost
+          ? [
+              `Forgotten: ${lost.webhooks.length} webhook secret(s)${lost.webhooks.length ? ` — rotate them: ${lost.webhooks.join(', ')}` : ''}; ` +
+                `${lost.previousSecrets.length} previous webhook secret(s); ${lost.appSecrets.length ? lost.appSecrets.join(', ') : 'no app secret'} made again.`,
+            ]
+          : []),
+        'Nothing in the database is sealed with another key now: SECRETS_KEY_PREVIOUS (and an old key file) can go.',
+      ])
+    }, { forgetUnreadableSecrets: inv.options['forget-unreadable'] })
+  },
+})
+
 // ---------------------------------------------------------------------------------------
 // THE COMMAND TABLE, in the order `help` lists it. A new command is a module that exports
 // `defineCommand({...})` and one line here; dispatch, help and argument checks need no change.
@@ -252,6 +285,7 @@ export const commands: readonly Command[] = [
   adminListWorkspaces,
   toolSwitch(false),
   toolSwitch(true),
+  adminRotateSecretsKey,
   seedDemo,
 ]
 
@@ -297,7 +331,7 @@ async function dispatch(argv: string[], io: CliIo): Promise<number> {
   const inv: Invocation = {
     ...parsed,
     io,
-    withApp: (fn) => withApp(io, fn),
+    withApp: (fn, options) => withApp(io, fn, options),
     print(result, lines) {
       io.stdout.write(parsed.options.json === true ? `${JSON.stringify(result)}\n` : `${lines.join('\n')}\n`)
     },
@@ -399,12 +433,13 @@ function parseInvocation(command: Command, argv: string[]): Parsed | 'help' {
   return { options, args: Object.fromEntries(names.map((n, i) => [n, positionals[i]!])) }
 }
 
-async function withApp<T>(io: CliIo, fn: (app: FastifyInstance, config: Config) => Promise<T>): Promise<T> {
-  const [{ loadConfig }, { buildApp }, { DatabaseInUseError }, { PluginError }] = await Promise.all([
+async function withApp<T>(io: CliIo, fn: (app: FastifyInstance, config: Config) => Promise<T>, options: WithAppOptions = {}): Promise<T> {
+  const [{ loadConfig }, { buildApp }, { DatabaseInUseError }, { PluginError }, { SecretsKeyError }] = await Promise.all([
     import('../config.ts'),
     import('../app.ts'),
     import('../db/client.ts'),
     import('../plugins/tool-plugins.ts'),
+    import('../db/secret-box.ts'),
   ])
   const config = loadConfig(io.env)
   if (config.database.kind === 'pglite' && config.database.dataDir === undefined) {
@@ -412,9 +447,9 @@ async function withApp<T>(io: CliIo, fn: (app: FastifyInstance, config: Config) 
   }
   let app: FastifyInstance
   try {
-    app = await buildApp({ config, logger: false })
+    app = await buildApp({ config, logger: false, forgetUnreadableSecrets: options.forgetUnreadableSecrets })
   } catch (err) {
-    if (err instanceof DatabaseInUseError || err instanceof PluginError) throw err
+    if (err instanceof DatabaseInUseError || err instanceof PluginError || err instanceof SecretsKeyError) throw err
     // A bare "connect ECONNREFUSED" does not say which setting to look at.
     throw new Error(`could not open ${describeDatabase(config.database)}: ${describeError(err)}`, { cause: err })
   }
@@ -455,13 +490,14 @@ async function report(err: unknown, io: CliIo): Promise<number> {
 /** Failures whose message is written for the operator (e.g. how to free a locked database): no stack, no hint. */
 async function isOperatorFailure(err: Error): Promise<boolean> {
   if (err instanceof CommandFailure) return true
-  const [{ AdminError }, { ConfigError }, { DatabaseInUseError }, { PluginError }] = await Promise.all([
+  const [{ AdminError }, { ConfigError }, { DatabaseInUseError }, { PluginError }, { SecretsKeyError }] = await Promise.all([
     adminActions(),
     import('../config.ts'),
     import('../db/client.ts'),
     import('../plugins/tool-plugins.ts'),
+    import('../db/secret-box.ts'),
   ])
-  return err instanceof AdminError || err instanceof ConfigError || err instanceof DatabaseInUseError || err instanceof PluginError
+  return err instanceof AdminError || err instanceof ConfigError || err instanceof DatabaseInUseError || err instanceof PluginError || err instanceof SecretsKeyError
 }
 
 function describeError(err: unknown): string {

@@ -9,6 +9,11 @@ export interface CliIo {
   env: NodeJS.ProcessEnv
 }
 
+export interface WithAppOptions {
+  /** The server key of the secrets at rest is lost: give up what it sealed instead of refusing to start. */
+  forgetUnreadableSecrets?: boolean
+}
+
 export interface OptionSpec {
   type: 'string' | 'boolean'
   /** Placeholder for the value in usage lines, e.g. EMAIL. */
@@ -35,7 +40,7 @@ export interface Invocation<O extends OptionSpecs = OptionSpecs, P extends strin
   args: Record<P, string>
   io: CliIo
   /** Builds the app on the configured database (applying migrations), runs fn, always closes it. */
-  withApp<T>(fn: (app: FastifyInstance, config: Config) => Promise<T>): Promise<T>
+  withApp<T>(fn: (app: FastifyInstance, config: Config) => Promise<T>, options?: WithAppOptions): Promise<T>
   /** With --json: `result` as one line of JSON; otherwise the readable lines. */
   print(result: unknown, lines: readonly string[]): void
   /** Stops with a usage error (exit 2). */

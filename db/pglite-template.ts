@@ -10,6 +10,7 @@
 import { createHash, randomBytes } from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
+import { SECRETS_KEY_FILE } from './secret-box.ts'
 
 const root = path.join(import.meta.dirname, '..')
 export const migrationsFolder = path.join(import.meta.dirname, 'migrations')
@@ -62,11 +63,13 @@ const COPYING = 'growthdesk.copying'
 /**
  * Fills an empty data folder (the caller holds its lock, `keep`) with a copy of the template.
  * False when there is no template, or when the folder already holds anything else: an existing
- * database, or files that are not ours, are left alone. A copy that was interrupted is removed
- * and made again.
+ * database, or files that are not ours, are left alone (a secrets key file put there before the
+ * first start is not "anything else", and stays). A copy that was interrupted is removed and
+ * made again.
  */
 export function copyTemplate(dataDir: string, keep: string): boolean {
-  const entries = fs.readdirSync(dataDir).filter((entry) => entry !== keep)
+  // The secrets key file may be put there before the first start (plugins/secrets.ts): it stays.
+  const entries = fs.readdirSync(dataDir).filter((entry) => entry !== keep && entry !== SECRETS_KEY_FILE)
   if (entries.includes(COPYING)) {
     for (const entry of entries) fs.rmSync(path.join(dataDir, entry), { recursive: true, force: true })
   } else if (entries.length > 0) {

@@ -229,12 +229,19 @@ export const sessions = pgTable('sessions', {
   expiresAt: tstz('expires_at').notNull(),
 }, (t) => [index('sessions_expires_idx').on(t.expiresAt)])
 
-/** Secrets the service makes for itself on first start (e.g. the cookie signing secret). */
+/**
+ * A CHECK that a column holds only values sealed under the server key (db/secret-box.ts:
+ * `enc:v1:<key id>:…`). Migration 0013 adds these NOT VALID (rows from before were plaintext
+ * until the next start sealed them), and the start validates them once nothing is plaintext.
+ */
+const sealed = (name: string, condition: string) => check(name, sql.raw(condition))
+
+/** Secrets the service makes for itself on first start (e.g. the cookie signing secret), sealed. */
 export const appSecrets = pgTable('app_secrets', {
   name: text('name').primaryKey(),
   value: text('value').notNull(),
   createdAt: createdAt(),
-})
+}, () => [sealed('app_secrets_value_sealed_check', '"value" like \'enc:%\'')])
 
 /**
  * Fair-use counters shared by every instance on one database: hits of a rate-limit key in a
@@ -286,7 +293,7 @@ export const oauthRefreshTokens = pgTable('oauth_refresh_tokens', {
   usedAt: tstz('used_at'),
 }, (t) => [index('oauth_refresh_grant_idx').on(t.grantId)])
 
-/** Outgoing webhook subscriptions of a project (Standard Webhooks; the secret is `whsec_…`). */
+/** Outgoing webhook subscriptions of a project (Standard Webhooks; the secret is `whsec_…`, stored sealed). */
 export const webhooks = pgTable('webhooks', {
   id: text('id').primaryKey(),
   workspaceId: text('workspace_id').notNull().references(() => workspaces.id, { onDelete: 'cascade' }),
@@ -294,8 +301,9 @@ export const webhooks = pgTable('webhooks', {
   url: text('url').notNull(),
   events: text('events').array().notNull(),
   description: text('description').notNull().default(''),
+  /** The signing secret (whsec_…), sealed under the server key for this webhook (db/secret-box.ts). */
   secret: text('secret').notNull(),
-  /** The secret before the last rotation: it signs beside the new one until previous_secret_until. */
+  /** The secret before the last rotation, sealed: it signs beside the new one until previous_secret_until. */
   previousSecret: text('previous_secret'),
   previousSecretUntil: tstz('previous_secret_until'),
   enabled: boolean('enabled').notNull().default(true),
@@ -305,7 +313,10 @@ export const webhooks = pgTable('webhooks', {
   createdBy: text('created_by').references(() => users.id, { onDelete: 'set null' }),
   createdAt: createdAt(),
   updatedAt: tstz('updated_at').notNull().defaultNow(),
-}, (t) => [index('webhooks_project_idx').on(t.projectId)])
+}, (t) => [
+  index('webhooks_project_idx').on(t.projectId),
+  sealed('webhooks_secret_sealed_check', '"secret" like \'enc:%\' and ("previous_secret" is null or "previous_secret" like \'enc:%\')'),
+])
 
 /** The outbox: one row per message to one webhook, written in the transaction of the change. */
 export const webhookDeliveries = pgTable('webhook_deliveries', {

@@ -21,7 +21,7 @@ export interface RepositoriesPluginOptions {
 async function repositoriesPlugin(app: FastifyInstance, options: RepositoriesPluginOptions) {
   const cache = new SettingsCache({ ttlMs: options.settingsCacheTtlMs })
   app.decorate('settingsCache', cache)
-  app.decorate('repos', createRepositories(app.db, cache))
+  app.decorate('repos', createRepositories(app.db, cache, app.secrets.box))
   if (cache.ttlMs === 0) return
   const stop = await app.database.listen(SETTINGS_CHANNEL, {
     notify: () => cache.changed(),
@@ -38,4 +38,4 @@ async function repositoriesPlugin(app: FastifyInstance, options: RepositoriesPlu
   })
 }
 
-export default fp(repositoriesPlugin, { name: 'repositories', dependencies: ['database'] })
+export default fp(repositoriesPlugin, { name: 'repositories', dependencies: ['database', 'secrets'] })

@@ -132,9 +132,10 @@ async function webhooksPlugin(app: FastifyInstance, options: WebhooksPluginOptio
     const headers = {
       'webhook-id': d.id,
       'webhook-timestamp': String(timestamp),
-      'webhook-signature': signatureHeader(d, d.id, timestamp, body, now),
+      'webhook-signature': d.unreadable ? '' : signatureHeader(d, d.id, timestamp, body, now),
     }
-    const outcome = await post(d, body, headers, policy)
+    // Secrets this instance cannot open (a server key it lacks): the attempt fails, nothing is sent unsigned.
+    const outcome = d.unreadable ? { ok: false, statusCode: null, error: d.unreadable, latencyMs: 0 } : await post(d, body, headers, policy)
     const retryAt = outcome.ok ? null : nextAttemptAt(d.attempts, app.now())
     await record({ id: d.id, webhookId: d.webhookId, ...outcome, retryAt })
     if (!outcome.ok) app.log.warn({ webhook: d.webhookId, delivery: d.id, attempts: d.attempts, status: outcome.statusCode }, 'webhook delivery failed')

@@ -1,6 +1,7 @@
 import t from 'tap'
 import path from 'node:path'
 import { spawn } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
 import { ConfigError, loadConfig } from '../config.ts'
 
 const root = path.resolve(import.meta.dirname, '..')
@@ -22,12 +23,48 @@ t.test('defaults: 127.0.0.1:3000, embedded database in ./.data, public URL from 
     rateLimit: { max: 300, ingestMax: 1000, windowMs: 10_000, authFailures: 30, authFailureWindowMs: 60_000, concurrency: 8 },
     webhooks: { enabled: true, allowPrivateNetworks: false },
     plugins: [],
+    secrets: { key: null, keyFile: path.resolve('./.data/secrets.key'), previous: [] },
   })
 })
 
 t.test('GROWTHDESK_PLUGINS: a comma-separated list, blanks and empty entries ignored', async (t) => {
   t.same(loadConfig({ GROWTHDESK_PLUGINS: 'acme-tools, /opt/local.js ,,./mine.js' }).plugins, ['acme-tools', '/opt/local.js', './mine.js'])
   t.same(loadConfig({ GROWTHDESK_PLUGINS: ' ' }).plugins, [])
+})
+
+t.test('SECRETS_KEY and SECRETS_KEY_PREVIOUS: 32-byte keys in base64 or hex, never echoed', async (t) => {
+  const key = randomBytes(32)
+  const other = randomBytes(32)
+  const base64 = key.toString('base64')
+  t.equal(base64.length, 44)
+  t.same(loadConfig({ SECRETS_KEY: base64 }).secrets, { key, keyFile: path.resolve('./.data/secrets.key'), previous: [] }, 'base64 (openssl rand -base64 32)')
+  t.same(loadConfig({ SECRETS_KEY: key.toString('hex') }).secrets?.key, key, 'hex (openssl rand -hex 32)')
+  t.same(loadConfig({ SECRETS_KEY: key.toString('base64url') }).secrets?.key, key, 'base64url, without padding')
+  t.same(loadConfig({ SECRETS_KEY: base64, SECRETS_KEY_PREVIOUS: `${other.toString('hex')}, ${key.toString('base64')}` }).secrets?.previous, [other, key], 'a list of older keys')
+  t.same(loadConfig({ DATA_DIR: '/var/lib/growthdesk' }).secrets, { key: null, keyFile: '/var/lib/growthdesk/secrets.key', previous: [] }, 'unset: the key file in DATA_DIR')
+  t.same(loadConfig({ DATABASE_URL: 'postgres://db/gd' }).secrets?.keyFile, path.resolve('./.data/secrets.key'), 'on PostgreSQL too')
+  t.same(loadConfig({ DATABASE_URL: 'memory://' }).secrets, { key: null, keyFile: null, previous: [] }, 'memory://: no file (a key for the process)')
+  const short = randomBytes(31).toString('base64')
+  for (const [env, variable, length] of [
+    [{ SECRETS_KEY: short }, 'SECRETS_KEY', short.length],
+    [{ SECRETS_KEY: `${base64}x` }, 'SECRETS_KEY', 45],
+    [{ SECRETS_KEY: key.toString('hex').slice(1) }, 'SECRETS_KEY', 63],
+    [{ SECRETS_KEY_PREVIOUS: `${base64},` }, 'SECRETS_KEY_PREVIOUS', 45],
+  ] as const) {
+    let caught: unknown
+    try {
+      loadConfig(env)
+    } catch (err) {
+      caught = err
+    }
+    t.type(caught, ConfigError)
+    t.equal((caught as ConfigError).variable, variable)
+    t.equal((caught as ConfigError).message, `Invalid configuration: ${variable} (${length} characters, not shown) — expected ${
+      variable === 'SECRETS_KEY'
+        ? 'a 32-byte key in base64 (44 characters, e.g. from `openssl rand -base64 32`) or hex (64 characters)'
+        : 'a comma-separated list of 32-byte keys, each in base64 (44 characters) or hex (64 characters)'}.`)
+    t.notMatch((caught as ConfigError).message, base64.slice(0, 20), 'the value is not in the message')
+  }
 })
 
 t.test('WEBHOOKS_ENABLED and WEBHOOKS_ALLOW_PRIVATE_NETWORKS: true or false', async (t) => {

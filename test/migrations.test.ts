@@ -85,7 +85,10 @@ t.test('migrations on the backend under test', async (t) => {
     const checks = declared.flatMap((c) => c.checks.map((k) => k.name)).sort()
     const result = await app.db.execute(sql`select conname from pg_constraint where contype = 'c' and connamespace = 'public'::regnamespace order by conname`)
     t.same(rowsOf<{ conname: string }>(result).map((r) => r.conname), checks, 'the CHECK constraints of db/schema.ts exist')
-    t.same(checks, ['opportunities_evaluation_check', 'opportunities_status_check', 'opportunity_counts_evaluation_check', 'opportunity_counts_status_check', 'webhook_deliveries_status_check'])
+    t.same(checks, [
+      'app_secrets_value_sealed_check', 'opportunities_evaluation_check', 'opportunities_status_check', 'opportunity_counts_evaluation_check',
+      'opportunity_counts_status_check', 'webhook_deliveries_status_check', 'webhooks_secret_sealed_check',
+    ])
     const ws = await seedWorkspace(app)
     const insert = (status: string, evaluation: string) =>
       app.db.execute(sql`insert into opportunities (id, project_id, contribution_type, key_information, reason, suggested_action, status, evaluation)
@@ -204,6 +207,14 @@ t.test('an empty data folder starts as a copy of the migrated template', async (
     fs.writeFileSync(path.join(other, 'notes.txt'), 'mine')
     t.equal(copyTemplate(other, 'growthdesk.pid'), false)
     t.same(fs.readdirSync(other), ['notes.txt'])
+  })
+
+  t.test('a secrets key file put there before the first start stays, and the copy is made', async (t) => {
+    const provisioned = tmpDir(t)
+    fs.writeFileSync(path.join(provisioned, 'secrets.key'), 'the key\n')
+    t.equal(copyTemplate(provisioned, 'growthdesk.pid'), true)
+    t.equal(fs.readFileSync(path.join(provisioned, 'secrets.key'), 'utf8'), 'the key\n')
+    t.ok(fs.existsSync(path.join(provisioned, 'PG_VERSION')))
   })
 
   t.test('an interrupted copy is removed and made again', async (t) => {

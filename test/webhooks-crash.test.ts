@@ -69,7 +69,11 @@ t.test('a message committed before a kill -9 is delivered once after the restart
   delete env.DATABASE_URL
   delete env.DATA_DIR
   if (database.kind === 'postgres') env.DATABASE_URL = database.url
-  else env.DATA_DIR = dataDir
+  // The embedded database's folder; on PostgreSQL it holds only the secrets key file, which the
+  // restart must find again to open the webhook's sealed signing secret.
+  env.DATA_DIR = dataDir
+  delete env.SECRETS_KEY
+  delete env.SECRETS_KEY_PREVIOUS
 
   // The receiver: 500 to everything while `failing`, then 200.
   let failing = true
@@ -95,6 +99,7 @@ t.test('a message committed before a kill -9 is delivered once after the restart
   const first = startServer(env)
   t.teardown(() => first.child.kill('SIGKILL'))
   const url1 = await first.url(deadline)
+  t.equal(fs.statSync(path.join(dataDir, 'secrets.key')).mode & 0o777, 0o600, 'the first start made the secrets key file, readable by its owner only')
   const key = /service:\s+(gds_\S+)/.exec(first.output())?.[1]
   const project = /project:\s+\S+ \((prj_\w+)\)/.exec(first.output())?.[1]
   t.ok(key && project, 'the first start printed a service key and a project')

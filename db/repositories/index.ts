@@ -13,10 +13,12 @@ import { createRateLimitsRepository } from './rate-limits.ts'
 import { createUsersRepository } from './users.ts'
 import { createWorkspacesRepository } from './workspaces.ts'
 import { createWebhooksRepository } from './webhooks.ts'
+import { noSealer, type Sealer } from '../secret-box.ts'
 
 /** `cache` keeps credentials, roles and settings while it hears of every change (db/settings-cache.ts);
- * without one (the CLI's transactions), every lookup reads the database. */
-export function createRepositories(db: Queryable, cache: SettingsCache = new SettingsCache()) {
+ * without one (the CLI's transactions), every lookup reads the database. `box` seals and opens the
+ * secrets the database keeps (db/secret-box.ts); without one, sealing or opening throws. */
+export function createRepositories(db: Queryable, cache: SettingsCache = new SettingsCache(), box: Sealer = noSealer) {
   return {
     workspaces: createWorkspacesRepository(db, cache),
     users: createUsersRepository(db, cache),
@@ -27,9 +29,9 @@ export function createRepositories(db: Queryable, cache: SettingsCache = new Set
     memories: createMemoriesRepository(db),
     signals: createSignalsRepository(db),
     oauth: createOAuthRepository(db, cache),
-    sessions: createSessionsRepository(db),
+    sessions: createSessionsRepository(db, box),
     rateLimits: createRateLimitsRepository(db),
-    webhooks: createWebhooksRepository(db),
+    webhooks: createWebhooksRepository(db, box),
   }
 }
 

@@ -3,8 +3,9 @@ import { eq, lte } from '../orm.ts'
 import type { Queryable } from '../client.ts'
 import { appSecrets, sessions } from '../schema.ts'
 import { randomBase62 } from '../ids.ts'
+import { sealContexts, type Sealer } from '../secret-box.ts'
 
-export function createSessionsRepository(db: Queryable) {
+export function createSessionsRepository(db: Queryable, box: Sealer) {
   return {
     async get(sid: string, now: Date): Promise<Record<string, unknown> | undefined> {
       const [row] = await db.select().from(sessions).where(eq(sessions.sid, sid))
@@ -26,11 +27,15 @@ export function createSessionsRepository(db: Queryable) {
       return rows.length
     },
 
-    /** A secret made once and kept (so sessions survive restarts without configuration). */
+    /**
+     * A secret made once and kept (so sessions survive restarts without configuration), sealed
+     * under the server key: the first instance to start makes it, every other one opens it.
+     */
     async secret(name: string): Promise<string> {
-      await db.insert(appSecrets).values({ name, value: randomBase62(64) }).onConflictDoNothing()
+      const context = sealContexts.appSecret(name)
+      await db.insert(appSecrets).values({ name, value: box.seal(randomBase62(64), context) }).onConflictDoNothing()
       const [row] = await db.select({ value: appSecrets.value }).from(appSecrets).where(eq(appSecrets.name, name))
-      return row!.value
+      return box.open(row!.value, context)
     },
   }
 }

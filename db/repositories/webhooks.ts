@@ -6,7 +6,9 @@ import { rowsOf, type Queryable } from '../client.ts'
 import { webhookDeliveries, webhooks } from '../schema.ts'
 import type { WebhookEventType } from '../../schemas/webhooks.ts'
 import { newId } from '../ids.ts'
+import { sealContexts, type Sealer } from '../secret-box.ts'
 
+/** A subscription as stored: `secret` and `previousSecret` are sealed (db/secret-box.ts). */
 export type WebhookRow = typeof webhooks.$inferSelect
 export type DeliveryRow = typeof webhookDeliveries.$inferSelect
 
@@ -60,22 +62,31 @@ export interface ClaimedDelivery {
   payload: unknown
   attempts: number
   url: string
+  /** The signing secrets, opened; empty when `unreadable`. */
   secret: string
+  /** Only while it still signs (previous_secret_until ahead). */
   previousSecret: string | null
   previousSecretUntil: Date | null
+  /** Why the secrets could not be opened (a server key this instance lacks): the attempt fails with it. */
+  unreadable?: string
 }
 
-export function createWebhooksRepository(db: Queryable) {
+/**
+ * `box` seals the signing secrets on their way in and opens them for the worker: callers hand
+ * in and get back plaintext (create, rotate, claim), the table holds only sealed values.
+ */
+export function createWebhooksRepository(db: Queryable, box: Sealer) {
   return {
     async create(input: { workspaceId: string; projectId: string; url: string; events: string[]; description: string; secret: string; createdBy: string; now: Date }) {
+      const id = newId('whk')
       const [row] = await db.insert(webhooks).values({
-        id: newId('whk'),
+        id,
         workspaceId: input.workspaceId,
         projectId: input.projectId,
         url: input.url,
         events: input.events,
         description: input.description,
-        secret: input.secret,
+        secret: box.seal(input.secret, sealContexts.webhook(id)),
         createdBy: input.createdBy,
         createdAt: input.now,
         updatedAt: input.now,
@@ -106,12 +117,15 @@ export function createWebhooksRepository(db: Queryable) {
       return (await db.delete(webhooks).where(eq(webhooks.id, id)).returning({ id: webhooks.id })).length > 0
     },
 
-    /** The new secret signs from now on; the current one keeps signing beside it until `until`. */
+    /**
+     * The new secret signs from now on; the current one keeps signing beside it until `until`
+     * (moved as it is stored: both are sealed for the webhook, not for the column).
+     */
     async rotate(id: string, secret: string, now: Date, until: Date) {
       const [row] = await db.update(webhooks).set({
         previousSecret: sql`${webhooks.secret}`,
         previousSecretUntil: until,
-        secret,
+        secret: box.seal(secret, sealContexts.webhook(id)),
         updatedAt: now,
       }).where(eq(webhooks.id, id)).returning()
       return row
@@ -162,17 +176,32 @@ export function createWebhooksRepository(db: Queryable) {
         from due, webhooks w
         where d.id = due.id and w.id = d.webhook_id
         returning d.id, d.webhook_id, d.type, d.payload, d.attempts, w.url, w.secret, w.previous_secret, w.previous_secret_until`)
-      return rowsOf<Record<string, unknown>>(result).map((r) => ({
-        id: r.id as string,
-        webhookId: r.webhook_id as string,
-        type: r.type as string,
-        payload: typeof r.payload === 'string' ? JSON.parse(r.payload) : r.payload,
-        attempts: Number(r.attempts),
-        url: r.url as string,
-        secret: r.secret as string,
-        previousSecret: (r.previous_secret as string | null) ?? null,
-        previousSecretUntil: r.previous_secret_until == null ? null : new Date(r.previous_secret_until as string),
-      }))
+      return rowsOf<Record<string, unknown>>(result).map((r) => {
+        const webhookId = r.webhook_id as string
+        const previousSecretUntil = r.previous_secret_until == null ? null : new Date(r.previous_secret_until as string)
+        const claimed: ClaimedDelivery = {
+          id: r.id as string,
+          webhookId,
+          type: r.type as string,
+          payload: typeof r.payload === 'string' ? JSON.parse(r.payload) : r.payload,
+          attempts: Number(r.attempts),
+          url: r.url as string,
+          secret: '',
+          previousSecret: null,
+          previousSecretUntil,
+        }
+        // One message whose secrets do not open fails alone; the others of the batch go out.
+        try {
+          const context = sealContexts.webhook(webhookId)
+          claimed.secret = box.open(r.secret as string, context)
+          const previous = r.previous_secret as string | null
+          if (previous !== null && previousSecretUntil && previousSecretUntil > now) claimed.previousSecret = box.open(previous, context)
+        } catch (err) {
+          claimed.secret = ''
+          claimed.unreadable = `The signing secret could not be opened: ${(err as Error).message}`
+        }
+        return claimed
+      })
     },
 
     /**

@@ -7,7 +7,7 @@ import createKey from '../../tools/create-key.ts'
 import revokeKey from '../../tools/revoke-key.ts'
 import { appError } from '../../core/errors.ts'
 import { displayKey } from '../../db/keys.ts'
-import { NEW_SECRET_SHOWN_FOR_MS } from './session.ts'
+import { NEW_SECRET_SHOWN_FOR_MS, openFromSession, sealForSession } from './session.ts'
 import { describe, flash, formPost, run, safeNext, type Form } from './actions.ts'
 
 /** The expiry choices of the key forms (a date input is offered beside them). */
@@ -108,11 +108,12 @@ export function apiKeyPages(app: FastifyInstance) {
 
   /**
    * Post/Redirect/Get for a new key: the secret waits in the session (server side, never in a
-   * URL) until the page that shows it is opened once — the browser follows the redirect at once —
-   * and for a minute at most; a reload of that page creates nothing.
+   * URL, sealed under the server key: the session is stored in the database) until the page that
+   * shows it is opened once — the browser follows the redirect at once — and for a minute at
+   * most; a reload of that page creates nothing.
    */
   function showKeyOnce(request: FastifyRequest, reply: FastifyReply, page: keyof typeof keyPages, key: string, name: string) {
-    request.session.set('newKey', { page, key, name, at: Date.now() })
+    request.session.set('newKey', { page, sealedKey: sealForSession(app, request, 'newKey', key), name, at: Date.now() })
     return reply.redirect(keyPages[page].shown, 303)
   }
 
@@ -121,10 +122,11 @@ export function apiKeyPages(app: FastifyInstance) {
       const slot = request.session.get('newKey')
       const fresh = slot?.page === page && Date.now() - slot.at <= NEW_SECRET_SHOWN_FOR_MS ? slot : undefined
       if (slot?.page === page) request.session.set('newKey', undefined)
+      const key = fresh && openFromSession(app, request, 'newKey', fresh.sealedKey)
       return reply.page('new-key', {
-        title: fresh ? 'Your new key' : 'Key already shown',
+        title: key ? 'Your new key' : 'Key already shown',
         where,
-        newKey: fresh ? { key: fresh.key, name: fresh.name, display: displayKey(fresh.key) } : null,
+        newKey: key ? { key, name: fresh.name, display: displayKey(key) } : null,
       })
     })
   }

@@ -4,6 +4,7 @@
 import { createHash } from 'node:crypto'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { SessionStore } from '@fastify/session'
+import { sealContexts } from '../../db/secret-box.ts'
 
 type User = NonNullable<Awaited<ReturnType<FastifyInstance['repos']['users']['find']>>>
 
@@ -14,10 +15,13 @@ declare module 'fastify' {
   interface Session {
     userId?: string
     flash?: { kind: 'ok' | 'error'; text: string }
-    /** A key just created, held until the page that shows it once is opened (Post/Redirect/Get). */
-    newKey?: { page: 'keys' | 'mcp'; key: string; name: string; at: number }
-    /** A webhook signing secret just made (create or rotate), held until the webhooks page shows it once. */
-    newWebhookSecret?: { project: string; id: string; secret: string; at: number }
+    /**
+     * A key just created, held until the page that shows it once is opened (Post/Redirect/Get),
+     * sealed (sealForSession): the stored session holds no key that works.
+     */
+    newKey?: { page: 'keys' | 'mcp'; sealedKey: string; name: string; at: number }
+    /** A webhook signing secret just made (create or rotate), sealed, held until the webhooks page shows it once. */
+    newWebhookSecret?: { project: string; id: string; sealedSecret: string; at: number }
   }
 }
 
@@ -25,6 +29,25 @@ export const SESSION_HOURS = 12
 
 /** How long a new key or webhook secret waits in the session for the page that shows it (the redirect is followed at once). */
 export const NEW_SECRET_SHOWN_FOR_MS = 60_000
+
+/**
+ * A secret waiting in the session for the page that shows it once (`slot`: the session field),
+ * sealed under the server key and bound to this session: sessions are stored in the database,
+ * and a dump of them must hold nothing that works, even when that page is never opened.
+ */
+export function sealForSession(app: FastifyInstance, request: FastifyRequest, slot: 'newKey' | 'newWebhookSecret', secret: string): string {
+  return app.secrets.box.seal(secret, sealContexts.session(request.session.sessionId, slot))
+}
+
+/** The secret sealForSession sealed, or undefined when it does not open (another session, a server key since replaced). */
+export function openFromSession(app: FastifyInstance, request: FastifyRequest, slot: 'newKey' | 'newWebhookSecret', sealed: unknown): string | undefined {
+  if (typeof sealed !== 'string') return undefined
+  try {
+    return app.secrets.box.open(sealed, sealContexts.session(request.session.sessionId, slot))
+  } catch {
+    return undefined
+  }
+}
 
 /** How often expired session rows are deleted (they are never read: `get` ignores them). */
 export const PURGE_EVERY_MS = 10 * 60 * 1000

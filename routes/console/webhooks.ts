@@ -2,7 +2,7 @@
 // (rotate the secret, send a test, delete after a page that asks first and says how many
 // undelivered messages go with it, redeliver a message) and a delivery log. A new or
 // rotated secret is shown once (Post/Redirect/Get: it waits in the session, never in a URL,
-// until the page shows it).
+// sealed under the server key, until the page shows it).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import listWebhooks from '../../tools/list-webhooks.ts'
 import createWebhook from '../../tools/create-webhook.ts'
@@ -13,7 +13,7 @@ import listWebhookDeliveries from '../../tools/list-webhook-deliveries.ts'
 import redeliverWebhook from '../../tools/redeliver-webhook.ts'
 import { webhookEventTypes } from '../../schemas/webhooks.ts'
 import { appError } from '../../core/errors.ts'
-import { NEW_SECRET_SHOWN_FOR_MS } from './session.ts'
+import { NEW_SECRET_SHOWN_FOR_MS, openFromSession, sealForSession } from './session.ts'
 import { describe, flash, formPost, projectAccess, run, type Form } from './actions.ts'
 
 const webhooksUrl = (project: string, webhook?: string) => `/console/projects/${encodeURIComponent(project)}/webhooks${webhook ? `?webhook=${encodeURIComponent(webhook)}` : ''}`
@@ -25,7 +25,7 @@ async function webhookAction(request: FastifyRequest, reply: FastifyReply, proje
     if (typeof result === 'string') flash(request, 'ok', result)
     else {
       const access = await projectAccess(request, project)
-      request.session.set('newWebhookSecret', { project: access?.id ?? '', id: result.id, secret: result.secret, at: Date.now() })
+      request.session.set('newWebhookSecret', { project: access?.id ?? '', id: result.id, sealedSecret: sealForSession(request.server, request, 'newWebhookSecret', result.secret), at: Date.now() })
     }
   } catch (err) {
     const status = (err as { statusCode?: number }).statusCode
@@ -67,7 +67,8 @@ export function webhookPages(app: FastifyInstance) {
     const slot = request.session.get('newWebhookSecret')
     const fresh = slot?.project === project.id && Date.now() - slot.at <= NEW_SECRET_SHOWN_FOR_MS ? slot : undefined
     if (slot) request.session.set('newWebhookSecret', undefined)
-    return reply.page('webhooks', { title: `Webhooks · ${project.name}`, project, webhooks: items, chosen, log, secret: fresh ?? null, events: webhookEventTypes })
+    const secret = fresh && openFromSession(app, request, 'newWebhookSecret', fresh.sealedSecret)
+    return reply.page('webhooks', { title: `Webhooks · ${project.name}`, project, webhooks: items, chosen, log, secret: fresh && secret ? { id: fresh.id, secret } : null, events: webhookEventTypes })
   })
 
   app.post<{ Params: { project: string } }>('/console/projects/:project/webhooks', form, async (request, reply) => {

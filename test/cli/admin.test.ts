@@ -14,7 +14,7 @@ import { buildApp } from '../../app.ts'
 import type { Database } from '../../config.ts'
 import { apiKeys, users } from '../../db/schema.ts'
 import { operations } from '../../tools/index.ts'
-import { buildTestApp, seedWorkspace, testConfig, testDatabase } from '../helpers/app.ts'
+import { buildTestApp, seedWorkspace, TEST_SECRETS_KEY_TEXT, testConfig, testDatabase } from '../helpers/app.ts'
 import { verifyPassword } from '../../core/passwords.ts'
 
 interface Teardown {
@@ -41,9 +41,10 @@ function tempDir(t: Teardown): string {
  */
 async function persistentDatabase(t: Teardown): Promise<{ env: NodeJS.ProcessEnv; database: Database }> {
   const database = await testDatabase(t)
-  if (database.kind === 'postgres') return { env: { DATABASE_URL: database.url }, database }
+  // The apps the tests build on it (testConfig) seal with TEST_SECRETS_KEY: the commands too.
+  if (database.kind === 'postgres') return { env: { DATABASE_URL: database.url, SECRETS_KEY: TEST_SECRETS_KEY_TEXT }, database }
   const dataDir = tempDir(t)
-  return { env: { DATA_DIR: dataDir }, database: { kind: 'pglite', dataDir } }
+  return { env: { DATA_DIR: dataDir, SECRETS_KEY: TEST_SECRETS_KEY_TEXT }, database: { kind: 'pglite', dataDir } }
 }
 
 async function cli(env: NodeJS.ProcessEnv, ...argv: string[]) {

@@ -8,6 +8,7 @@ import { Agent, csrfOf } from './helpers.ts'
 import { createHash, createHmac } from 'node:crypto'
 import { rowsOf } from '../../db/client.ts'
 import { sql } from '../../db/orm.ts'
+import { sealContexts } from '../../db/secret-box.ts'
 
 const CSRF_MESSAGE = /The form expired or did not come from this site/
 
@@ -82,8 +83,11 @@ t.test('console security', async (t) => {
     const added = (await sessionRows()).filter((r) => !rowsBefore.includes(r))
     t.same(added, [createHash('sha256').update(sid).digest('hex')], 'one row, under the SHA-256 of the id')
 
-    // Someone with a dump has the stored id and the cookie secret: a cookie forged from them opens nothing.
-    const [{ value: secret }] = rowsOf<{ value: string }>(await app.db.execute(sql`select value from app_secrets where name = 'cookie_secret'`)) as [{ value: string }]
+    // The cookie secret is stored sealed (a dump alone does not have it). Even someone who also
+    // has the server key, and so the cookie secret, and the stored id: a cookie forged from them opens nothing.
+    const [{ value: sealed }] = rowsOf<{ value: string }>(await app.db.execute(sql`select value from app_secrets where name = 'cookie_secret'`)) as [{ value: string }]
+    t.match(sealed, /^enc:v1:/, 'the cookie secret is stored sealed')
+    const secret = app.secrets.box.open(sealed, sealContexts.appSecret('cookie_secret'))
     const forged = new Agent(app, '10.0.2.2')
     const storedId = added[0]!
     forged.cookies.set('gd_session', `${storedId}.${createHmac('sha256', secret).update(storedId).digest('base64').replace(/=+$/, '')}`)

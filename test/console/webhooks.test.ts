@@ -6,6 +6,7 @@ import { addMember, addProject, buildTestApp, seedWorkspace } from '../helpers/a
 import { Agent, csrfOf } from './helpers.ts'
 import { webhooks } from '../../db/schema.ts'
 import { eq } from '../../db/orm.ts'
+import { sealContexts } from '../../db/secret-box.ts'
 
 const secretOf = (html: string) => /id="new-webhook-secret">([^<]+)</.exec(html)?.[1]
 
@@ -27,14 +28,17 @@ t.test('console webhooks', async (t) => {
   t.notMatch(created.body, /whsec_/, 'the redirect carries no secret')
   const [row] = await app.repos.webhooks.list(ws.project.id)
   t.ok(row, 'created')
+  // The table holds it sealed: what the page shows is what the stored value opens to.
+  const stored = (id: string, sealed: string) => app.secrets.box.open(sealed, sealContexts.webhook(id))
+  t.match(row!.secret, /^enc:v1:/, 'stored sealed')
   const shown = await owner.get(page)
   const secret = secretOf(shown.body)
-  t.equal(secret, row!.secret, 'the secret is shown')
+  t.equal(secret, stored(row!.id, row!.secret), 'the secret is shown')
   t.match(shown.body, /shown only this once/)
   t.match(shown.body, 'http://127.0.0.1:9/hook')
   const again = await owner.get(page)
   t.notOk(secretOf(again.body), 'a reload does not show it again')
-  t.notMatch(again.body, row!.secret)
+  t.notMatch(again.body, secret!)
 
   // Two events from checkboxes, and a refused URL (a flash; nothing created).
   const csrf = csrfOf(again.body)
@@ -64,7 +68,7 @@ t.test('console webhooks', async (t) => {
   const rotated = secretOf((await owner.get(`${page}?webhook=${row!.id}`)).body)
   t.match(rotated, /^whsec_/)
   t.not(rotated, secret)
-  t.equal((await app.repos.webhooks.find(row!.id))!.secret, rotated)
+  t.equal(stored(row!.id, (await app.repos.webhooks.find(row!.id))!.secret), rotated)
 
   // The failing warning.
   await app.db.update(webhooks).set({ failing: true, consecutiveFailures: 6 }).where(eq(webhooks.id, row!.id))

@@ -114,8 +114,17 @@ export async function testDatabase(t: Teardown, options: { empty?: boolean; copy
  */
 const testPlugins = (process.env.GROWTHDESK_PLUGINS ?? '').split(',').map((p) => p.trim()).filter(Boolean)
 
+/**
+ * The server key of the secrets at rest in the apps testConfig builds: one per test process, so
+ * that an app started again on the same database opens what the first one sealed. Processes a
+ * test spawns get it as SECRETS_KEY (`TEST_SECRETS_KEY_TEXT`) when they share a database with it.
+ */
+export const TEST_SECRETS_KEY = randomBytes(32)
+export const TEST_SECRETS_KEY_TEXT = TEST_SECRETS_KEY.toString('base64')
+
 export function testConfig(database: Database, overrides: Partial<Config> = {}): Config {
-  return { production: false, host: '127.0.0.1', port: 0, publicUrl: PUBLIC_URL, database, allowedOrigins: [], trustProxy: false, logLevel: 'silent', requestTimeoutMs: 30_000, keepAliveTimeoutMs: 72_000, plugins: testPlugins, ...overrides }
+  const secrets = { key: TEST_SECRETS_KEY, keyFile: null, previous: [] }
+  return { production: false, host: '127.0.0.1', port: 0, publicUrl: PUBLIC_URL, database, allowedOrigins: [], trustProxy: false, logLevel: 'silent', requestTimeoutMs: 30_000, keepAliveTimeoutMs: 72_000, plugins: testPlugins, secrets, ...overrides }
 }
 
 export interface TestAppOptions extends Pick<BuildOptions, 'now' | 'mcpFastLane' | 'onMcpPath'> {
