@@ -75,8 +75,9 @@ t.test('the lazily built document lists every route of the app', async (t) => {
   const routes = appRoutes(app).filter((r) => r.method !== 'HEAD' && r.method !== 'OPTIONS')
   const undocumented = routes.map((r) => `${r.method} ${r.url}`).filter((k) => !documented.has(asDocumented(k)) && !k.split(' ')[1]!.startsWith('/console'))
   // Hidden on purpose: the documents themselves, the catch-all tool call (each tool has its own
-  // documented call), the browser half of OAuth's form post, and MCP's stream and session end.
-  t.same(undocumented.sort(), ['DELETE /mcp', 'GET /docs', 'GET /docs/*', 'GET /mcp', 'GET /openapi.json', 'POST /oauth/authorize', 'POST /v1/tools/:name'])
+  // documented call), the browser half of OAuth's form post, MCP's stream and session end, and
+  // the root's redirect to the console.
+  t.same(undocumented.sort(), ['DELETE /mcp', 'GET /', 'GET /docs', 'GET /docs/*', 'GET /mcp', 'GET /openapi.json', 'POST /oauth/authorize', 'POST /v1/tools/:name'])
   t.same([...documented].filter((d) => !routes.some((r) => `${r.method} ${asDocumented(r.url)}` === d)), [], 'nothing documented that the app does not have')
   t.ok(documented.size > 40)
 })
