@@ -9,18 +9,16 @@
 // plaintext from an earlier version sealed at start, a refusal to start with the wrong key, a
 // rotation with `growthdesk admin rotate-secrets-key`, and a lost key given up with
 // --forget-unreadable.
-import t, { type Test } from 'tap'
+import t from 'tap'
 import fs from 'node:fs'
-import http from 'node:http'
 import os from 'node:os'
 import path from 'node:path'
 import { spawnSync } from 'node:child_process'
 import { createHash, randomBytes } from 'node:crypto'
-import type { AddressInfo } from 'node:net'
 import type { FastifyInstance } from 'fastify'
 import { Webhook as Verifier } from 'standardwebhooks'
 import { buildApp } from '../app.ts'
-import type { Config, Database } from '../config.ts'
+import type { Database } from '../config.ts'
 import { main } from '../bin/cli.ts'
 import { createKey } from '../bin/admin.ts'
 import { rowsOf } from '../db/client.ts'
@@ -30,40 +28,11 @@ import { serverKeys } from '../plugins/secrets.ts'
 import { addMember, bearer, freePort, seedWorkspace, TEST_SECRETS_KEY, testConfig, testDatabase } from './helpers/app.ts'
 import { Agent } from './console/helpers.ts'
 import { consent, REDIRECT } from './oauth/helpers.ts'
-
-interface Received { headers: http.IncomingHttpHeaders; body: string }
-
-/** A loopback receiver that answers 200 and keeps what it got. */
-async function receiver(t: Test) {
-  const got: Received[] = []
-  const server = http.createServer((req, res) => {
-    let body = ''
-    req.setEncoding('utf8')
-    req.on('data', (chunk: string) => (body += chunk))
-    req.on('end', () => {
-      got.push({ headers: req.headers, body })
-      res.writeHead(200, { 'content-type': 'text/plain' }).end('ok')
-    })
-  })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  t.teardown(() => new Promise<void>((resolve) => {
-    server.closeAllConnections()
-    server.close(() => resolve())
-  }))
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`, got }
-}
-
-const privateOk: Partial<Config> = { webhooks: { enabled: false, allowPrivateNetworks: true } }
+import { privateOk, receiver, subscribe } from './helpers/webhooks.ts'
 
 async function call(app: FastifyInstance, key: string, method: 'GET' | 'POST', url: string, payload?: object) {
   const res = await app.inject({ method, url, headers: bearer(key), ...(payload ? { payload } : {}) })
   return { status: res.statusCode, body: res.json() as any }
-}
-
-async function subscribe(app: FastifyInstance, key: string, project: string, url: string) {
-  const res = await call(app, key, 'POST', '/v1/webhooks', { project, url, events: ['memory.added'] })
-  if (res.status !== 201) throw new Error(`subscribe: ${res.status} ${JSON.stringify(res.body)}`)
-  return res.body as { id: string; secret: string }
 }
 
 /** Every table of every schema, read with `select *` as JSON text: what a dump by query holds. */
@@ -155,7 +124,7 @@ t.test('a dump of the database holds no secret that works', async (t) => {
   secrets.set('an ingest key made by admin create-key', cliKey.key)
 
   // A webhook over REST, its secret rotated once: the current and the previous one both sign.
-  const hook = await subscribe(app, ws.keys.service, ws.project.id, rx.url)
+  const hook = await subscribe(app, ws.keys.service, ws.project.id, rx.url, ['memory.added'])
   const rotated = await call(app, ws.keys.service, 'POST', `/v1/webhooks/${hook.id}/rotate-secret`)
   t.equal(rotated.status, 200)
   secrets.set('a webhook\'s previous signing secret', hook.secret).set('a webhook\'s signing secret', rotated.body.secret)
@@ -307,7 +276,7 @@ t.test('plaintext from an earlier version is sealed at the next start', async (t
   const config = testConfig(database, privateOk)
   const before = await buildApp({ config, logger: false })
   const ws = await seedWorkspace(before)
-  const hook = await subscribe(before, ws.keys.service, ws.project.id, rx.url)
+  const hook = await subscribe(before, ws.keys.service, ws.project.id, rx.url, ['memory.added'])
   // The state migration 0013 finds: plaintext secrets (its constraints come NOT VALID on top),
   // and a session keeping a new key in plaintext for its show-once page.
   await before.db.execute(sql`alter table webhooks drop constraint webhooks_secret_sealed_check`)
@@ -356,7 +325,7 @@ t.test('the server key: refused when wrong, rotated by the CLI, given up when lo
 
   const first = await buildApp({ config: withKey(k1), logger: false })
   const ws = await seedWorkspace(first)
-  const hook = await subscribe(first, ws.keys.service, ws.project.id, rx.url)
+  const hook = await subscribe(first, ws.keys.service, ws.project.id, rx.url, ['memory.added'])
   const rotated = await call(first, ws.keys.service, 'POST', `/v1/webhooks/${hook.id}/rotate-secret`)
   const secret = rotated.body.secret as string
   const k1Id = first.secrets.box.keyId

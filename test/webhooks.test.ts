@@ -4,45 +4,13 @@
 // the SSRF guard, no redirects followed, two instances on one PostgreSQL delivering each message
 // once, delivery after a crash between commit and delivery, and owner-only access. The worker
 // is driven with `app.webhooks.deliverDue()` and a movable clock: no timers are waited on.
-import t, { type Test } from 'tap'
-import http from 'node:http'
-import type { AddressInfo } from 'node:net'
+import t from 'tap'
 import type { FastifyInstance } from 'fastify'
 import { Webhook as Verifier } from 'standardwebhooks'
 import { buildApp } from '../app.ts'
 import { addMember, bearer, buildTestApp, expectStatus, fixedClock, seedWorkspace, testConfig, testDatabase } from './helpers/app.ts'
 import { MAX_ATTEMPTS, FAILING_AFTER, signatureHeader } from '../core/webhooks.ts'
-import type { Config } from '../config.ts'
-
-const privateOk: Partial<Config> = { webhooks: { enabled: false, allowPrivateNetworks: true } }
-
-interface Received { path: string; headers: http.IncomingHttpHeaders; body: string }
-
-/** A receiver on a loopback port answering with `statuses` in turn (then 200); what it got. */
-async function receiver(t: Test, statuses: number[] = []) {
-  const got: Received[] = []
-  const waiters: (() => void)[] = []
-  const server = http.createServer((req, res) => {
-    let body = ''
-    req.setEncoding('utf8')
-    req.on('data', (chunk: string) => (body += chunk))
-    req.on('end', () => {
-      got.push({ path: req.url ?? '', headers: req.headers, body })
-      const status = statuses[got.length - 1] ?? 200
-      const headers: Record<string, string> = { 'content-type': 'text/plain' }
-      if (status >= 300 && status < 400) headers.location = '/elsewhere'
-      res.writeHead(status, headers).end(status >= 300 ? 'x'.repeat(5000) : 'ok')
-      for (const w of waiters.splice(0)) w()
-    })
-  })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  t.teardown(() => new Promise<void>((resolve) => {
-    server.closeAllConnections()
-    server.close(() => resolve())
-  }))
-  const { port } = server.address() as AddressInfo
-  return { url: `http://127.0.0.1:${port}/hook`, got, next: () => new Promise<void>((resolve) => waiters.push(resolve)) }
-}
+import { privateOk, receiver, subscribe } from './helpers/webhooks.ts'
 
 async function tool(app: FastifyInstance, key: string, name: string, args: Record<string, unknown>) {
   const res = await app.inject({ method: 'POST', url: `/v1/tools/${name}`, headers: bearer(key), payload: args })
@@ -50,12 +18,6 @@ async function tool(app: FastifyInstance, key: string, name: string, args: Recor
 }
 
 const submitArgs = (project: string, n = 0) => ({ project, contribution_type: 'partnership', key_information: `Lead ${n}`, reason: 'inbound', suggested_action: 'reply' })
-
-async function subscribe(app: FastifyInstance, key: string, project: string, url: string, events: string[]) {
-  const res = await app.inject({ method: 'POST', url: '/v1/webhooks', headers: bearer(key), payload: { project, url, events, description: 'test' } })
-  if (res.statusCode !== 201) throw new Error(`subscribe: ${res.statusCode} ${res.body}`)
-  return res.json() as { id: string; secret: string }
-}
 
 async function deliveries(app: FastifyInstance, key: string, id: string) {
   const res = await app.inject({ method: 'GET', url: `/v1/webhooks/${id}/deliveries`, headers: bearer(key) })

@@ -1,0 +1,44 @@
+// A webhook receiver on a loopback port, and a subscription to it, for the webhook suites.
+import http from 'node:http'
+import type { AddressInfo } from 'node:net'
+import type { FastifyInstance } from 'fastify'
+import type { Test } from 'tap'
+import type { Config } from '../../config.ts'
+import { bearer } from './app.ts'
+
+/** Webhooks may reach loopback receivers; the delivery worker is driven by the test. */
+export const privateOk: Partial<Config> = { webhooks: { enabled: false, allowPrivateNetworks: true } }
+
+export interface Received { path: string; headers: http.IncomingHttpHeaders; body: string }
+
+/** A receiver on a loopback port answering with `statuses` in turn (then 200); what it got. */
+export async function receiver(t: Test, statuses: number[] = []) {
+  const got: Received[] = []
+  const waiters: (() => void)[] = []
+  const server = http.createServer((req, res) => {
+    let body = ''
+    req.setEncoding('utf8')
+    req.on('data', (chunk: string) => (body += chunk))
+    req.on('end', () => {
+      got.push({ path: req.url ?? '', headers: req.headers, body })
+      const status = statuses[got.length - 1] ?? 200
+      const headers: Record<string, string> = { 'content-type': 'text/plain' }
+      if (status >= 300 && status < 400) headers.location = '/elsewhere'
+      res.writeHead(status, headers).end(status >= 300 ? 'x'.repeat(5000) : 'ok')
+      for (const w of waiters.splice(0)) w()
+    })
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => new Promise<void>((resolve) => {
+    server.closeAllConnections()
+    server.close(() => resolve())
+  }))
+  const { port } = server.address() as AddressInfo
+  return { url: `http://127.0.0.1:${port}/hook`, got, next: () => new Promise<void>((resolve) => waiters.push(resolve)) }
+}
+
+export async function subscribe(app: FastifyInstance, key: string, project: string, url: string, events: string[]) {
+  const res = await app.inject({ method: 'POST', url: '/v1/webhooks', headers: bearer(key), payload: { project, url, events, description: 'test' } })
+  if (res.statusCode !== 201) throw new Error(`subscribe: ${res.statusCode} ${res.body}`)
+  return res.json() as { id: string; secret: string }
+}
