@@ -274,8 +274,8 @@ export class Registry {
    * `my-project` standing for the caller's own): OpenAPI shows them, SKILL.md the first. */
   exampleArgs(name: string): Record<string, unknown>[] {
     const op = this.entries.get(name)?.op
-    return (op?.examples?.valid ?? []).map(({ args }) =>
-      op!.scope === 'project' ? { project: 'my-project', ...(args as Record<string, unknown>) } : { ...(args as Record<string, unknown>) })
+    if (!op) return []
+    return op.examples.valid.map(({ args }) => (op.scope === 'project' ? { project: 'my-project', ...args } : { ...args }))
   }
 
   contract(name: string): ToolContract | undefined {
@@ -317,11 +317,6 @@ export class Registry {
   async callTool(name: string, args: unknown, call: Call): Promise<string> {
     const op = await this.toolFor(call.principal, name)
     return this.entry(op).serialize(await this.invoke(op, args, call))
-  }
-
-  /** The result as the operation's output schema writes it: the same bytes on every surface. */
-  serialize(op: Operation, result: unknown): string {
-    return this.entry(op).serialize(result)
   }
 
   private entry(op: Operation): Entry {

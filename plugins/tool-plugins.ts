@@ -100,8 +100,8 @@ export async function loadToolPlugins(sources: readonly PluginSource[]): Promise
   return loaded
 }
 
-function nameOf(plugin: PluginSource, index: number): string {
-  if (typeof plugin === 'string') return plugin
+/** A plugin function's name for its errors: Fastify's display name, its own name, or its place. */
+function nameOf(plugin: Exclude<PluginSource, string>, index: number): string {
   const display = (plugin as unknown as Record<symbol, unknown>)[Symbol.for('fastify.display-name')]
   return typeof display === 'string' ? display : plugin.name || `#${index + 1}`
 }

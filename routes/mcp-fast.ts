@@ -137,7 +137,7 @@ export function createFastLane(app: FastifyInstance, options: { legacyVersions: 
     // structuredContent, an optional boolean isError) passes this shape by construction.
     // structuredContent is not checked against the tool's outputSchema by the low-level Server
     // either (only the SDK's McpServer does that) and needs no check: it is the output schema's
-    // own serialization of the result (registry.serialize writes only what the schema declares;
+    // own serialization of the result (registry.callTool writes only what the schema declares;
     // tests build the app with checkOutputs, which fails any handler result outside it).
     // 2026-07-28: the SDK's encode contract stamps the result type and the server's identity.
     let result: string
