@@ -14,6 +14,7 @@ import registryPlugin from './plugins/registry.ts'
 import toolPluginsPlugin, { loadToolPlugins, type PluginSource } from './plugins/tool-plugins.ts'
 import builtinTools from './tools/index.ts'
 import webhooksPlugin from './plugins/webhooks.ts'
+import mailPlugin from './plugins/mail.ts'
 import errorsPlugin, { frameworkErrors } from './plugins/errors.ts'
 import authPlugin from './plugins/auth.ts'
 import fairUsePlugin from './plugins/fair-use.ts'
@@ -132,14 +133,16 @@ function lingerAfterEarlyRefusal(app: FastifyInstance) {
 
 /** Query-string values that are, or look like, credentials: never in a log line. */
 const SECRET_PARAM = /key|token|secret|password|code|session/i
+/** A path segment that is a secret (an invitation or password-reset link's token, gdv_/gdp_…). */
+const SECRET_SEGMENT = /gd[a-z]_[0-9A-Za-z]{8,}/g
 export function redactUrl(url: string): string {
   const q = url.indexOf('?')
-  if (q === -1) return url
+  if (q === -1) return url.replace(SECRET_SEGMENT, '[redacted]')
   const params = new URLSearchParams(url.slice(q + 1))
   for (const [name, value] of params) {
     if (SECRET_PARAM.test(name) || /gd[a-z]_[0-9A-Za-z]{8,}/.test(value)) params.set(name, '[redacted]')
   }
-  return `${url.slice(0, q)}?${params.toString()}`
+  return `${url.slice(0, q).replace(SECRET_SEGMENT, '[redacted]')}?${params.toString()}`
 }
 
 export function loggerOptions(level: string): FastifyServerOptions['logger'] {
@@ -249,6 +252,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     const webhookPolicy = { allowPrivateNetworks: config.webhooks?.allowPrivateNetworks ?? false, production: config.production }
     await app.register(registryPlugin, { now: options.now ?? (() => new Date()), checkOutputs: options.checkOutputs, webhookPolicy })
     await app.register(webhooksPlugin, { policy: webhookPolicy, enabled: config.webhooks?.enabled ?? false })
+    await app.register(mailPlugin, { mail: config.mail })
     await app.register(fairUsePlugin, { limits: config.rateLimit })
     await app.register(authPlugin, { publicUrl: config.publicUrl })
 

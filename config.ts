@@ -31,6 +31,8 @@ export const EnvSchema = Type.Object({
   WEBHOOKS_ENABLED: Type.Union([Type.Literal('true'), Type.Literal('false')], { default: 'true' }),
   WEBHOOKS_ALLOW_PRIVATE_NETWORKS: Type.Union([Type.Literal('true'), Type.Literal('false')], { default: 'false' }),
   GROWTHDESK_PLUGINS: Type.String({ default: '' }),
+  SMTP_URL: Type.Optional(Type.String({ pattern: '^smtps?://[^\\s]+$' })),
+  MAIL_FROM: Type.Optional(Type.String({ minLength: 3, maxLength: 320, pattern: '^[^\\r\\n]*@[^\\r\\n]*$' })),
   SECRETS_KEY: Type.Optional(Type.String({ pattern: `^${SECRETS_KEY}$` })),
   SECRETS_KEY_PREVIOUS: Type.Optional(Type.String({ pattern: `^${SECRETS_KEY}(\\s*,\\s*${SECRETS_KEY})*$` })),
   LOG_LEVEL: Type.Union(
@@ -43,7 +45,7 @@ export const EnvSchema = Type.Object({
 type Env = Static<typeof EnvSchema>
 
 const checkEnv = TypeCompiler.Compile(EnvSchema)
-const secretVariables = new Set<keyof Env>(['SECRETS_KEY', 'SECRETS_KEY_PREVIOUS'])
+const secretVariables = new Set<keyof Env>(['SECRETS_KEY', 'SECRETS_KEY_PREVIOUS', 'SMTP_URL'])
 
 const hints: Record<keyof Env, string> = {
   HOST: 'a host name or address to listen on',
@@ -66,6 +68,8 @@ const hints: Record<keyof Env, string> = {
   WEBHOOKS_ENABLED: 'true or false',
   WEBHOOKS_ALLOW_PRIVATE_NETWORKS: 'true or false',
   GROWTHDESK_PLUGINS: 'a comma-separated list of tool plugins: package names (installed beside growthdesk) or absolute paths',
+  SMTP_URL: 'an SMTP server URL such as smtp://user:pass@smtp.example.com:587 (STARTTLS) or smtps://user:pass@smtp.example.com:465',
+  MAIL_FROM: 'a sender address such as "growthdesk <growthdesk@example.com>"',
   SECRETS_KEY: 'a 32-byte key in base64 (44 characters, e.g. from `openssl rand -base64 32`) or hex (64 characters)',
   SECRETS_KEY_PREVIOUS: 'a comma-separated list of 32-byte keys, each in base64 (44 characters) or hex (64 characters)',
   LOG_LEVEL: 'one of fatal, error, warn, info, debug, trace, silent',
@@ -138,6 +142,18 @@ export interface Config {
    * Neither key nor file (memory://, tests that leave it out): a key for this process only.
    */
   secrets?: SecretsConfig
+  /**
+   * Outgoing e-mail (SMTP_URL and MAIL_FROM; plugins/mail.ts): invitations and password-reset
+   * links are sent by mail. Absent: nothing is sent, and such links are shown to whoever made them.
+   */
+  mail?: MailConfig
+}
+
+export interface MailConfig {
+  /** SMTP_URL: smtp:// (STARTTLS when the server offers it) or smtps:// (TLS from the start), with any user and password in it. */
+  url: string
+  /** MAIL_FROM: the From of every message. */
+  from: string
 }
 
 export interface SecretsConfig {
@@ -177,6 +193,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(variable, `Invalid configuration: ${variable}${shown} — expected ${hints[variable]}.`)
   }
   const e = converted as Env
+  if (e.SMTP_URL !== undefined && e.MAIL_FROM === undefined) {
+    throw new ConfigError('MAIL_FROM', 'Invalid configuration: MAIL_FROM is not set — SMTP_URL sends mail, and the mail needs a sender address such as "growthdesk <growthdesk@example.com>".')
+  }
   // Listening on every interface says nothing about the address clients use: default to loopback.
   const host = e.HOST === '0.0.0.0' ? '127.0.0.1' : e.HOST === '::' ? '[::1]' : e.HOST.includes(':') ? `[${e.HOST}]` : e.HOST
   const publicUrl = (e.PUBLIC_URL ?? `http://${host}:${e.PORT}`).replace(/\/+$/, '')
@@ -212,6 +231,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhooks: { enabled: e.WEBHOOKS_ENABLED === 'true', allowPrivateNetworks: e.WEBHOOKS_ALLOW_PRIVATE_NETWORKS === 'true' },
     plugins: e.GROWTHDESK_PLUGINS.split(',').map((p) => p.trim()).filter(Boolean),
     secrets,
+    ...(e.SMTP_URL !== undefined && e.MAIL_FROM !== undefined ? { mail: { url: e.SMTP_URL, from: e.MAIL_FROM } } : {}),
     rateLimit: {
       max: e.RATE_LIMIT_MAX,
       ingestMax: e.RATE_LIMIT_INGEST_MAX,

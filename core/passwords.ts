@@ -42,3 +42,17 @@ export async function verifyPassword(password: string, stored: string): Promise<
 export function generatePassword(): string {
   return randomBase62(24)
 }
+
+/** The shortest and longest password a person may choose (NIST SP 800-63B: length, no composition rules). */
+export const PASSWORD_MIN_LENGTH = 12
+export const PASSWORD_MAX_LENGTH = 200
+
+/** Why a password a person chose cannot be used, in a sentence; undefined when it can. */
+export function passwordProblem(password: string, email: string): string | undefined {
+  const length = [...password.normalize('NFC')].length
+  if (length < PASSWORD_MIN_LENGTH) return `The password is too short: use at least ${PASSWORD_MIN_LENGTH} characters (a few words make a good one).`
+  if (length > PASSWORD_MAX_LENGTH) return `The password is too long: use at most ${PASSWORD_MAX_LENGTH} characters.`
+  if (password.includes('\u0000')) return 'The password cannot contain a NUL character.'
+  if (password.trim().toLowerCase() === email.trim().toLowerCase()) return 'The password cannot be your email address.'
+  return undefined
+}

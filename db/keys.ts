@@ -41,7 +41,10 @@ export function generateKey(kind: KeyKind): string {
   return generateSecret(keyPrefixes[kind])
 }
 
-/** A secret in the key format with another prefix: OAuth refresh tokens (gdr_), codes (gdc_). */
+/**
+ * A secret in the key format with another prefix: OAuth refresh tokens (gdr_), codes (gdc_),
+ * the tokens of invitation links (gdv_) and password-reset links (gdp_). Stored as hashKey's hash.
+ */
 export function generateSecret(prefix: string): string {
   const body = prefix + randomBase62(32)
   return body + checksum(body)
@@ -56,6 +59,15 @@ export function parseKey(key: string): KeyKind | null {
   const [, prefix, random, sum] = m
   if (checksum(prefix! + random!) !== sum) return null
   return keyKinds.find((k) => keyPrefixes[k] === prefix) ?? null
+}
+
+/** The prefixes of the tokens in console links (`/console/invite/gdv_…`, `/console/reset/gdp_…`). */
+export const linkTokenPrefixes = { invitation: 'gdv_', passwordReset: 'gdp_' } as const
+
+/** Whether `token` is a well-formed link token of that prefix (its checksum included): anything else is looked up nowhere. */
+export function isLinkToken(token: string, prefix: string): boolean {
+  const body = token.slice(0, -6)
+  return token.startsWith(prefix) && /^gd[a-z]_[0-9A-Za-z]{38}$/.test(token) && checksum(body) === token.slice(-6)
 }
 
 export function hashKey(key: string): string {

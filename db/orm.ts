@@ -15,7 +15,7 @@ export type { SQL } from 'drizzle-orm'
 export type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core'
 export type PgTable = import('drizzle-orm/pg-core').PgTable
 
-export const { and, asc, desc, eq, gt, gte, inArray, is, isNull, lt, lte, or, sql } = orm
+export const { and, asc, desc, eq, gt, gte, inArray, is, isNotNull, isNull, lt, lte, ne, notInArray, or, sql } = orm
 export const {
   PgDialect, PgTable, bigint, bigserial, boolean, check, date, getTableConfig, index, integer, json, jsonb, pgTable, primaryKey, smallint, text,
   timestamp, uniqueIndex, uuid,

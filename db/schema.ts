@@ -26,6 +26,14 @@ export const users = pgTable('users', {
   /** Workspace owners manage workspace settings (enabled tools); project roles are in memberships. */
   workspaceRole: text('workspace_role', { enum: ['owner', 'member'] }).notNull().default('member'),
   createdAt: createdAt(),
+  /**
+   * Set when an owner removed the user from the workspace: they sign in nowhere and act nowhere
+   * (their memberships, sessions, keys and grants went in the same transaction). The row stays,
+   * so what they did keeps its author; an invitation to the same email brings the account back.
+   */
+  removedAt: tstz('removed_at'),
+  /** When the password was last set (by a change, a reset or an invitation's acceptance). */
+  passwordChangedAt: tstz('password_changed_at'),
 }, (t) => [uniqueIndex('users_email_key').on(t.email), index('users_workspace_idx').on(t.workspaceId)])
 
 export const projects = pgTable('projects', {
@@ -222,12 +230,62 @@ export const memories = pgTable('memories', {
   updatedAt: tstz('updated_at').notNull().defaultNow(),
 }, (t) => [index('memories_project_idx').on(t.projectId, t.createdAt.desc().nullsFirst(), t.id)])
 
-/** Console sign-in sessions (@fastify/session store). */
+/** Console sign-in sessions (@fastify/session store), stored under the SHA-256 of their id. */
 export const sessions = pgTable('sessions', {
   sid: text('sid').primaryKey(),
   data: jsonb('data').notNull(),
   expiresAt: tstz('expires_at').notNull(),
-}, (t) => [index('sessions_expires_idx').on(t.expiresAt)])
+  /** The signed-in user (data.userId, as a column: a user's sessions are listed and ended by it). */
+  userId: text('user_id').references(() => users.id, { onDelete: 'cascade' }),
+  createdAt: createdAt(),
+  /** Written by every save of the session (a rolling session is saved by every request). */
+  lastSeenAt: tstz('last_seen_at').notNull().defaultNow(),
+}, (t) => [index('sessions_expires_idx').on(t.expiresAt), index('sessions_user_idx').on(t.userId)])
+
+/**
+ * An invitation to join a workspace, by email, with a role in each of its projects
+ * (invitation_projects). The link carries a token of which only the SHA-256 is kept; it works
+ * once (accepted_at), until expires_at, unless cancelled. One pending invitation per email and
+ * workspace: inviting again replaces it.
+ */
+export const invitations = pgTable('invitations', {
+  id: text('id').primaryKey(),
+  workspaceId: text('workspace_id').notNull().references(() => workspaces.id, { onDelete: 'cascade' }),
+  email: text('email').notNull(),
+  tokenHash: text('token_hash').notNull(),
+  invitedBy: text('invited_by').references(() => users.id, { onDelete: 'set null' }),
+  createdAt: createdAt(),
+  expiresAt: tstz('expires_at').notNull(),
+  acceptedAt: tstz('accepted_at'),
+  acceptedBy: text('accepted_by').references(() => users.id, { onDelete: 'set null' }),
+  cancelledAt: tstz('cancelled_at'),
+}, (t) => [
+  uniqueIndex('invitations_token_key').on(t.tokenHash),
+  uniqueIndex('invitations_pending_key').on(t.workspaceId, t.email).where(sql`accepted_at is null and cancelled_at is null`),
+  index('invitations_workspace_idx').on(t.workspaceId, t.createdAt),
+])
+
+/** The role an invitation gives in each project (gone with the project). */
+export const invitationProjects = pgTable('invitation_projects', {
+  invitationId: text('invitation_id').notNull().references(() => invitations.id, { onDelete: 'cascade' }),
+  projectId: text('project_id').notNull().references(() => projects.id, { onDelete: 'cascade' }),
+  role: text('role', { enum: ['viewer', 'reviewer', 'owner'] }).notNull(),
+}, (t) => [primaryKey({ columns: [t.invitationId, t.projectId] }), index('invitation_projects_project_idx').on(t.projectId), oneOf('invitation_projects_role_check', 'role', ['viewer', 'reviewer', 'owner'])])
+
+/**
+ * A single-use link that sets a user's password: issued by an owner, by the operator
+ * (`growthdesk admin reset-password`) or by "Forgot password?" with mail. Only the token's
+ * SHA-256 is kept; a password set by any way spends every link of the user still open.
+ */
+export const passwordResets = pgTable('password_resets', {
+  tokenHash: text('token_hash').primaryKey(),
+  userId: text('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
+  /** Who issued it; null for the operator or the user themselves (forgot password). */
+  createdBy: text('created_by').references(() => users.id, { onDelete: 'set null' }),
+  createdAt: createdAt(),
+  expiresAt: tstz('expires_at').notNull(),
+  usedAt: tstz('used_at'),
+}, (t) => [index('password_resets_user_idx').on(t.userId)])
 
 /**
  * A CHECK that a column holds only values sealed under the server key (db/secret-box.ts:
@@ -357,6 +415,9 @@ export const schema = {
   projectEventStats,
   memories,
   sessions,
+  invitations,
+  invitationProjects,
+  passwordResets,
   appSecrets,
   rateLimitHits,
   oauthClients,

@@ -72,7 +72,8 @@ export function createApiKeysRepository(db: Queryable, cache = new SettingsCache
           })
           .from(apiKeys)
           .innerJoin(users, eq(users.id, apiKeys.userId))
-          .where(and(eq(apiKeys.hash, hash), isNull(apiKeys.revokedAt)))
+          // A removed member's keys are revoked with the removal; this holds even for one that was not.
+          .where(and(eq(apiKeys.hash, hash), isNull(apiKeys.revokedAt), isNull(users.removedAt)))
         return row
       })
       // Expiry is checked here, on every use: a kept key expires on time.

@@ -1,5 +1,5 @@
 // Console sessions (the @fastify/session store) and the secrets the service keeps for itself.
-import { eq, lte } from '../orm.ts'
+import { and, desc, eq, lte, ne } from '../orm.ts'
 import type { Queryable } from '../client.ts'
 import { appSecrets, sessions } from '../schema.ts'
 import { randomBase62 } from '../ids.ts'
@@ -13,8 +13,38 @@ export function createSessionsRepository(db: Queryable, box: Sealer) {
       return row.data as Record<string, unknown>
     },
 
-    async set(sid: string, data: Record<string, unknown>, expiresAt: Date): Promise<void> {
-      await db.insert(sessions).values({ sid, data, expiresAt }).onConflictDoUpdate({ target: sessions.sid, set: { data, expiresAt } })
+    /** Saves a session; `userId` is who is signed in to it (null: nobody yet). Every save is a sighting (last_seen_at). */
+    async set(sid: string, data: Record<string, unknown>, expiresAt: Date, userId: string | null = null): Promise<void> {
+      const now = new Date()
+      await db
+        .insert(sessions)
+        .values({ sid, data, expiresAt, userId, createdAt: now, lastSeenAt: now })
+        .onConflictDoUpdate({ target: sessions.sid, set: { data, expiresAt, userId, lastSeenAt: now } })
+    },
+
+    /** The user's sessions still valid at `now`, the most recently seen first. */
+    async listForUser(userId: string, now: Date) {
+      const rows = await db
+        .select({ sid: sessions.sid, data: sessions.data, createdAt: sessions.createdAt, lastSeenAt: sessions.lastSeenAt, expiresAt: sessions.expiresAt })
+        .from(sessions)
+        .where(eq(sessions.userId, userId))
+        .orderBy(desc(sessions.lastSeenAt), desc(sessions.sid))
+      return rows.filter((r) => r.expiresAt > now)
+    },
+
+    /** Ends the user's sessions (all of them, or all but `exceptSid`); resolves to how many. */
+    async destroyForUser(userId: string, exceptSid?: string, tx: Queryable = db): Promise<number> {
+      const rows = await tx
+        .delete(sessions)
+        .where(and(eq(sessions.userId, userId), exceptSid === undefined ? undefined : ne(sessions.sid, exceptSid)))
+        .returning({ sid: sessions.sid })
+      return rows.length
+    },
+
+    /** Ends one session of the user; false when the user has none with that (stored) id. */
+    async destroyOfUser(userId: string, sid: string): Promise<boolean> {
+      const rows = await db.delete(sessions).where(and(eq(sessions.userId, userId), eq(sessions.sid, sid))).returning({ sid: sessions.sid })
+      return rows.length > 0
     },
 
     async destroy(sid: string): Promise<void> {

@@ -1,4 +1,4 @@
-import { and, eq } from '../orm.ts'
+import { and, eq, isNull } from '../orm.ts'
 import type { Queryable } from '../client.ts'
 import { memberships, users } from '../schema.ts'
 import { newId } from '../ids.ts'
@@ -21,13 +21,21 @@ export function createUsersRepository(db: Queryable, cache = new SettingsCache()
       return row!
     },
 
+    /** The user with this email, unless removed from their workspace. */
     async findByEmail(email: string) {
-      const [row] = await db.select().from(users).where(eq(users.email, email.toLowerCase()))
+      const [row] = await db.select().from(users).where(and(eq(users.email, email.toLowerCase()), isNull(users.removedAt)))
       return row
     },
 
+    /** The user with this id, unless removed from their workspace. */
     async find(id: string) {
-      const [row] = await db.select().from(users).where(eq(users.id, id))
+      const [row] = await db.select().from(users).where(and(eq(users.id, id), isNull(users.removedAt)))
+      return row
+    },
+
+    /** The user with this email, removed or not (an email names one account, for good). */
+    async findAnyByEmail(email: string) {
+      const [row] = await db.select().from(users).where(eq(users.email, email.toLowerCase()))
       return row
     },
 

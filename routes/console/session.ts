@@ -14,6 +14,8 @@ declare module 'fastify' {
   }
   interface Session {
     userId?: string
+    /** Where and when this session was signed in to (the Profile's list of sessions shows them). */
+    signedIn?: { at: number; ip: string; userAgent: string }
     flash?: { kind: 'ok' | 'error'; text: string }
     /**
      * A key just created, held until the page that shows it once is opened (Post/Redirect/Get),
@@ -53,7 +55,7 @@ export function openFromSession(app: FastifyInstance, request: FastifyRequest, s
 export const PURGE_EVERY_MS = 10 * 60 * 1000
 
 /** A session is stored under the SHA-256 of its id: a database dump holds no cookie that works. */
-const stored = (sid: string) => createHash('sha256').update(sid).digest('hex')
+export const stored = (sid: string) => createHash('sha256').update(sid).digest('hex')
 
 /** The session store, in the database. */
 export function sessionStore(app: FastifyInstance): SessionStore {
@@ -64,7 +66,8 @@ export function sessionStore(app: FastifyInstance): SessionStore {
     },
     set: (sid, data, cb) => {
       const expires = data.cookie.expires ? new Date(data.cookie.expires) : new Date(Date.now() + SESSION_HOURS * 3600 * 1000)
-      app.repos.sessions.set(stored(sid), JSON.parse(JSON.stringify(data)) as Record<string, unknown>, expires).then(() => cb(), (err) => cb(err))
+      const userId = typeof (data as { userId?: unknown }).userId === 'string' ? (data as { userId: string }).userId : null
+      app.repos.sessions.set(stored(sid), JSON.parse(JSON.stringify(data)) as Record<string, unknown>, expires, userId).then(() => cb(), (err) => cb(err))
     },
     destroy: (sid, cb) => {
       app.repos.sessions.destroy(stored(sid)).then(() => cb(), (err) => cb(err))
@@ -87,6 +90,21 @@ export function scheduleSessionPurge(app: FastifyInstance, everyMs = PURGE_EVERY
     timer = setInterval(purge, everyMs).unref()
   })
   app.addHook('onClose', async () => clearInterval(timer))
+}
+
+/**
+ * Signs `user` in to this browser: a new session id (no fixation), who it is, and where from.
+ * The one way a console session starts: the sign-in form, an accepted invitation, a reset password.
+ */
+export async function signIn(request: FastifyRequest, user: { id: string }): Promise<void> {
+  await request.session.regenerate()
+  request.session.set('userId', user.id)
+  request.session.set('signedIn', { at: Date.now(), ip: request.ip, userAgent: String(request.headers['user-agent'] ?? '').slice(0, 300) })
+}
+
+/** The stored id of this request's session (what the sessions table and its list of a user's sessions use). */
+export function storedSessionId(request: FastifyRequest): string {
+  return stored(request.session.sessionId)
 }
 
 /** preHandler: the signed-in user, or a redirect to the sign-in page that comes back here. */

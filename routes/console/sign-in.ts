@@ -3,6 +3,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { verifyPassword } from '../../core/passwords.ts'
 import { formPost, safeNext, type Form } from './actions.ts'
+import { signIn } from './session.ts'
 
 /** The sign-in page and form: open to everyone, so registered outside the signed-in scope. */
 export function signInPages(app: FastifyInstance) {
@@ -27,8 +28,7 @@ export function signInPages(app: FastifyInstance) {
       // Said on the page itself: a failed sign-in stores nothing.
       return reply.page('login', { title: 'Sign in', next: safeNext(body.next), email, flash: { kind: 'error', text: 'Wrong email or password.' } })
     }
-    await request.session.regenerate() // a new session id at sign-in: no fixation
-    request.session.set('userId', user.id)
+    await signIn(request, user)
     return reply.redirect(safeNext(body.next))
   })
 }
