@@ -31,7 +31,11 @@ async function mcp(era: Era, method: string, params: Record<string, unknown> = {
     method: 'POST',
     url: '/mcp',
     headers: {
-      ...bearer(key), host, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': era,
+      ...bearer(key),
+      host,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': era,
       ...(modern ? { 'mcp-method': method, ...(typeof name === 'string' ? { 'mcp-name': name } : {}) } : {}),
     },
     payload: { jsonrpc: '2.0', id: 1, method, params: modern ? { ...params, _meta: META } : params },
