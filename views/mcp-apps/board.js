@@ -33,7 +33,7 @@ const state = {
   failed: new Set(),
   loading: false,
   context: {},
-  /** What gets the focus back after a redraw (a button's data-key). */
+  /** Where the next redraw puts the focus (a control's data-key), when an action says. */
   focusKey: null,
 }
 
@@ -140,8 +140,9 @@ function rowNode(item) {
 function render() {
   renderSummary()
   const limit = heightLimit(state.context)
-  const active = document.activeElement?.dataset?.key
-  if (active) state.focusKey = active
+  // The focus goes where an action asked for it, else stays on the same control, redrawn.
+  const focusKey = state.focusKey ?? document.activeElement?.dataset?.key
+  state.focusKey = null
   const draw = (count) => {
     rowsNode.replaceChildren(...state.items.slice(state.start, state.start + count).map(rowNode))
     if (state.items.length === 0 && !state.loading && $('problem').hidden) rowsNode.append(h('li', { class: 'row muted', text: 'No opportunities match these filters.' }))
@@ -157,7 +158,7 @@ function render() {
     count--
     draw(count)
   }
-  const focus = state.focusKey && rowsNode.ownerDocument.querySelector(`[data-key="${window.CSS.escape(state.focusKey)}"]`)
+  const focus = focusKey && document.querySelector(`[data-key="${window.CSS.escape(focusKey)}"]`)
   if (focus && document.activeElement !== focus) focus.focus()
 }
 
@@ -188,13 +189,15 @@ function closeEditor(item) {
 
 async function review(item, change, focusKey) {
   const id = item.event_id
+  const clicked = document.activeElement?.dataset?.key
   state.busy.add(id)
   say(statusNode, 'Saving…')
   render()
   const project = state.input.project
   const { data, error } = await callTool(view.app, REVIEW_TOOL, { ...(project ? { project } : {}), event_id: id, ...change })
   state.busy.delete(id)
-  state.focusKey = focusKey
+  // Saved: the focus goes where the review leads (the editor closes); refused: it stays put.
+  state.focusKey = error ? clicked : focusKey
   if (error) {
     state.failed.add(id)
     say(statusNode, `Not saved: ${error}`, 'error')
