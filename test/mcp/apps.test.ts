@@ -7,6 +7,7 @@ import t from 'tap'
 import fs from 'node:fs'
 import type { FastifyInstance } from 'fastify'
 import { addMember, bearer, buildTestApp, PUBLIC_URL, seedWorkspace } from '../helpers/app.ts'
+import { Registry, type Operation } from '../../core/operations.ts'
 
 const UI = 'io.modelcontextprotocol/ui'
 const MIME = 'text/html;profile=mcp-app'
@@ -178,4 +179,22 @@ t.test('review_opportunity_from_view is review_opportunity: result, history, err
   }
   t.match(JSON.parse((await rest('review_opportunity_from_view', refusals[0]![1], viewer.keys.service)).body), { error: { code: 'review_access_required' } })
   t.equal(JSON.parse((await rest('get_review_history', { project, event_id: id })).body).result.items.length, 3, 'no refusal left a history entry')
+})
+
+t.test('a tool\'s `ui` is checked when it is added: a ui:// view, and model and/or app, each once', async (t) => {
+  const registry = new Registry({ repos: app.repos, now: () => new Date() })
+  const base = app.registry.operation('get_daily_ops')
+  const withUi = (name: string, ui: unknown) => ({ ...base, name, ui }) as Operation
+  registry.add(withUi('fine_one', { resourceUri: 'ui://growthdesk/daily-ops', visibility: ['model', 'app'] }))
+  t.strictSame(registry.contract('fine_one')?.ui, { resourceUri: 'ui://growthdesk/daily-ops', visibility: ['model', 'app'] })
+  for (const [ui, message] of [
+    [{ resourceUri: 'https://example.com/view.html' }, /'bad_view' has a ui without a ui:\/\/ resourceUri/],
+    [{}, /without a ui:\/\/ resourceUri/],
+    [{ resourceUri: 'ui://growthdesk/board', visibility: [] }, /visibility \[\]: it must list 'model' and\/or 'app', each once/],
+    [{ resourceUri: 'ui://growthdesk/board', visibility: ['agent'] }, /visibility \["agent"\]/],
+    [{ resourceUri: 'ui://growthdesk/board', visibility: ['app', 'app'] }, /each once/],
+    [{ resourceUri: 'ui://growthdesk/board', visibility: 'app' }, /visibility "app"/],
+  ] as const) {
+    t.throws(() => registry.add(withUi('bad_view', ui)), { name: 'RegistryError', message }, JSON.stringify(ui))
+  }
 })
