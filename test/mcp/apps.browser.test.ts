@@ -299,6 +299,11 @@ t.test('MCP App views in an app-bridge host', { skip }, async (t) => {
   await t.test('the board at 1280 px: the listing, and a review from its buttons, seen over REST', async (t) => {
     const { page, requests, errors } = await open(1280, 'light')
     const frame = await mount(page, board, listArgs, listing, contextFor('light', 1256))
+    const initialised = await page.evaluate(() => {
+      const bridge = (window as unknown as { bridge: { getAppVersion(): unknown; getAppCapabilities(): unknown } }).bridge
+      return { version: bridge.getAppVersion(), capabilities: bridge.getAppCapabilities() }
+    })
+    t.match(initialised, { version: { name: 'growthdesk board' }, capabilities: { availableDisplayModes: ['inline'] } }, 'the view initialised as the ext-apps App')
     const rows = frame.locator('li.row[data-id]')
     t.ok(await rows.count() >= 3, `${await rows.count()} rows on the first page`)
     const first = listing.structuredContent!.items as { event_id: string; key_information: string }[]
@@ -349,6 +354,16 @@ t.test('MCP App views in an app-bridge host', { skip }, async (t) => {
     await page.screenshot({ path: '/tmp/views-board-390-dark.png', fullPage: true })
     const shown = await frame.locator('li.row[data-id]').count()
     t.ok(shown >= 2 && shown < 5, `${shown} rows fit 500 px at 390 px`)
+    // A status from a button at 390 px too, seen over REST.
+    const second = frame.locator('li.row[data-id]').nth(1)
+    const id = (await second.getAttribute('data-id'))!
+    await second.getByRole('button', { name: /^Status: / }).click()
+    await settle(page)
+    t.same(await layoutProblems(page, frame), [], 'the status choices fit at 390 px')
+    await page.screenshot({ path: '/tmp/views-board-390-status.png', fullPage: true })
+    await second.getByRole('button', { name: 'Reviewing', exact: true }).click()
+    await second.locator('.state', { hasText: 'Reviewing' }).waitFor()
+    t.match((await app.inject({ method: 'GET', url: `${api}?status=reviewing`, headers: bearer(ws.keys.mcp) })).json().items, [{ event_id: id, status: 'reviewing' }], 'REST sees it')
     const seen = new Set<string>()
     for (let i = 0; i < 8; i++) {
       for (const id of await frame.locator('li.row[data-id]').evaluateAll((els) => els.map((e) => e.getAttribute('data-id')!))) seen.add(id)
@@ -369,14 +384,15 @@ t.test('MCP App views in an app-bridge host', { skip }, async (t) => {
     t.teardown(() => { hostClient = owner })
     const { page, errors } = await open(390, 'light')
     const frame = await mount(page, board, listArgs, listing, contextFor('light', 366))
-    const id = (listing.structuredContent!.items as { event_id: string }[])[1]!.event_id
+    const id = (listing.structuredContent!.items as { event_id: string }[])[2]!.event_id
+    const before = (await rest('get_review_history', { event_id: id })).items.length
     await frame.locator(`li.row[data-id="${id}"]`).getByRole('button', { name: 'Not useful', exact: true }).click()
     await frame.locator('#status.error').waitFor()
     t.match(await frame.locator('#status').innerText(), /^Not saved: This needs review access to project '[^']+'; your access is viewer\.$/)
     t.equal(await frame.locator(`li.row[data-id="${id}"]`).getAttribute('class'), 'row failed')
     t.same(await layoutProblems(page, frame), [], 'within the brief')
     await page.screenshot({ path: '/tmp/views-board-390-refused.png', fullPage: true })
-    t.equal((await rest('get_review_history', { event_id: id })).items.length, 0, 'nothing changed')
+    t.equal((await rest('get_review_history', { event_id: id })).items.length, before, 'nothing changed')
     const refused = await viewerClient.callTool({ name: 'list_opportunities', arguments: listArgs }) as ToolResult
     t.equal(refused.isError, true)
     const again = await mount(page, board, listArgs, refused, contextFor('light', 366))
