@@ -18,6 +18,23 @@ export interface Annotations {
   openWorldHint?: boolean
 }
 
+/** Who may call a tool, in MCP Apps' words: the model (the agent) and an app (a view). */
+export type ToolVisibility = 'model' | 'app'
+
+/**
+ * A tool's MCP App view (the `io.modelcontextprotocol/ui` extension): MCP lists it as the tool's
+ * `_meta.ui`, REST as `ui`, the same object. It changes nothing in how the tool is called.
+ */
+export interface ToolUi {
+  /** The view a host renders this tool's results in: a `ui://` resource this server serves. */
+  resourceUri: string
+  /**
+   * Who may call the tool. Absent: both (MCP Apps' default). `['app']`: only views; hosts keep
+   * such a tool from the model. Every surface still serves it, with the same checks.
+   */
+  visibility?: ToolVisibility[]
+}
+
 interface Context {
   principal: Principal
   repos: Repositories
@@ -47,6 +64,8 @@ interface OperationBase<I extends TObject, O extends TSchema> {
   annotations: Annotations
   /** false: reachable only through its own REST route, not listed or callable as a tool. */
   tool?: boolean
+  /** Its MCP App view, if a host should render its results in one (routes/mcp-apps.ts serves the views). */
+  ui?: ToolUi
   /** Calls that show and test it: the catalogue, call, era and fuzz suites, SKILL.md and OpenAPI read them. */
   examples: OperationExamples<I>
 }
@@ -92,6 +111,8 @@ export interface ToolContract {
   input_schema: TObject
   output_schema: TSchema
   annotations: Annotations & { title: string }
+  /** Only on tools with a view. */
+  ui?: ToolUi
 }
 
 interface Entry {
@@ -152,6 +173,21 @@ function operationProblem(op: Partial<Operation> | null | undefined): string | n
   if (!op.input || (op.input as TSchema).type !== 'object') return `'${op.name}' has an input that is not a TypeBox object (Type.Object)`
   if (!op.output || typeof op.output !== 'object') return `'${op.name}' has no output schema`
   if (!op.annotations || typeof op.annotations.readOnlyHint !== 'boolean') return `'${op.name}' needs annotations (readOnlyHint, destructiveHint, idempotentHint)`
+  if (op.ui !== undefined) return uiProblem(op.name, op.ui)
+  return null
+}
+
+const VISIBILITIES: readonly ToolVisibility[] = ['model', 'app']
+
+/** Why a tool's `ui` is not one MCP Apps can carry, or null. */
+function uiProblem(name: string, ui: ToolUi): string | null {
+  if (!ui || typeof ui !== 'object' || typeof ui.resourceUri !== 'string' || !/^ui:\/\/[^\s]+$/.test(ui.resourceUri)) {
+    return `'${name}' has a ui without a ui:// resourceUri (the view a host renders its results in)`
+  }
+  const { visibility } = ui
+  if (visibility !== undefined && (!Array.isArray(visibility) || visibility.length === 0 || new Set(visibility).size !== visibility.length || visibility.some((v) => !VISIBILITIES.includes(v)))) {
+    return `'${name}' has the ui visibility ${JSON.stringify(visibility)}: it must list 'model' and/or 'app', each once`
+  }
   return null
 }
 
@@ -239,6 +275,7 @@ export class Registry {
       input_schema: stripIds(input) as TObject,
       output_schema: stripIds(op.output),
       annotations: { title: op.title, ...op.annotations },
+      ...(op.ui ? { ui: structuredClone(op.ui) } : {}),
     }
     this.entries.set(op.name, {
       op,

@@ -67,9 +67,29 @@ async function toolCallResultJson(app: FastifyInstance, call: Call, name: string
 const MODERN_VERSION = '2026-07-28'
 const CLIENT_CAPABILITIES_META_KEY = 'io.modelcontextprotocol/clientCapabilities'
 const CLIENT_INFO_META_KEY = 'io.modelcontextprotocol/clientInfo'
-/** Client capabilities the lane accepts, as `{}` (roots also as `{listChanged: boolean}`): each
- * is valid in the SDK's ClientCapabilities schema and none changes how a tool call is served. */
+/** Client capabilities the lane accepts, as `{}` (roots also as `{listChanged: boolean}`; and
+ * `extensions`, see plainExtensions): each is valid in the SDK's ClientCapabilities schema and
+ * none changes how a tool call is served. */
 const PLAIN_CAPABILITIES = new Set(['sampling', 'elicitation', 'roots'])
+
+/**
+ * `extensions` (SEP-1724) as hosts of MCP App views declare it, e.g. `{"io.modelcontextprotocol/ui":
+ * {"mimeTypes": ["text/html;profile=mcp-app"]}}`: each extension's settings a flat object of
+ * strings, numbers, booleans, null or arrays of strings. Valid in the SDK's schema (a record of
+ * JSON objects), and nothing a tool call depends on; anything richer is the SDK's to judge.
+ */
+function plainExtensions(value: unknown): boolean {
+  if (!isPlainObject(value) || Object.hasOwn(value, '__proto__')) return false
+  for (const id in value) {
+    const settings = value[id]
+    if (!isPlainObject(settings) || Object.hasOwn(settings, '__proto__')) return false
+    for (const key in settings) {
+      const v = settings[key]
+      if (v !== null && !['string', 'number', 'boolean'].includes(typeof v) && !(Array.isArray(v) && v.every((e) => typeof e === 'string'))) return false
+    }
+  }
+  return true
+}
 
 function onlyKeys(value: Record<string, unknown>, allowed: readonly string[]): boolean {
   for (const key in value) if (!allowed.includes(key)) return false
@@ -85,6 +105,10 @@ function ordinaryEnvelope(meta: unknown): boolean {
   if (!isPlainObject(capabilities)) return false
   for (const key in capabilities) {
     const value = capabilities[key]
+    if (key === 'extensions') {
+      if (!plainExtensions(value)) return false
+      continue
+    }
     if (!PLAIN_CAPABILITIES.has(key) || !isPlainObject(value)) return false
     const size = Object.keys(value).length
     if (size > 0 && !(key === 'roots' && size === 1 && typeof value.listChanged === 'boolean')) return false

@@ -27,6 +27,7 @@ import { AjvJsonSchemaValidator } from '@modelcontextprotocol/server/validators/
 import { growthSkillMarkdown, skillMarkdown } from '../docs/agent-docs.ts'
 import { createFastLane, toolCallResult, type FastLane } from './mcp-fast.ts'
 import { UnknownToolError, type Call } from '../core/operations.ts'
+import { readView, toolMeta, uiExtension, viewResources } from './mcp-apps.ts'
 
 /** Who we are: the SDK's `serverInfo`, and what the fast lane stamps where the SDK would. */
 const SERVER_INFO = { name: 'growthdesk', version: '0.1.0' }
@@ -88,12 +89,14 @@ export function createMcpServer(app: FastifyInstance, options: { publicUrl: stri
     inputSchema: c.input_schema as unknown as Tool['inputSchema'],
     outputSchema: c.output_schema as unknown as Tool['outputSchema'],
     annotations: c.annotations,
+    // The tool's MCP App view (routes/mcp-apps.ts).
+    ...(c.ui ? { _meta: toolMeta(c.ui) } : {}),
   }))
   const documents = [
     { uri: `${publicUrl}/SKILL.md`, name: 'skill', title: 'growthdesk SKILL.md', description: 'How an agent uses growthdesk: addresses, keys, project selection, tools, errors.', text: skillMarkdown(publicUrl, contracts, (name) => app.registry.exampleArgs(name)[0]) },
     { uri: `${publicUrl}/skills/growth/SKILL.md`, name: 'growth-skill', title: 'Growth skill (optional)', description: 'Exploration ideas; never changes tool inputs.', text: growthSkillMarkdown(publicUrl) },
   ]
-  const resourceList = { resources: documents.map(({ text: _text, ...d }) => ({ ...d, mimeType: 'text/markdown' })) }
+  const resourceList = { resources: [...documents.map(({ text: _text, ...d }) => ({ ...d, mimeType: 'text/markdown' })), ...viewResources] }
   const promptList = {
     prompts: [
       {
@@ -128,6 +131,8 @@ export function createMcpServer(app: FastifyInstance, options: { publicUrl: stri
   const listResources = async () => resourceList
   const listResourceTemplates = async () => ({ resourceTemplates: [] })
   const readResource = async (req: { params: { uri: string } }) => {
+    const view = readView(req.params.uri)
+    if (view) return view
     const doc = documents.find((d) => d.uri === req.params.uri)
     // -32602 with data {uri} on every revision (the 2026-07-28 resource-not-found error).
     if (!doc) throw new ResourceNotFoundError(req.params.uri, `Unknown resource: ${req.params.uri}`)
@@ -144,7 +149,8 @@ export function createMcpServer(app: FastifyInstance, options: { publicUrl: stri
   /** One Server per request and era (the SDK binds an instance to one exchange). */
   function newServer(): Server {
     const server = new ExchangeServer(SERVER_INFO, {
-      capabilities: { tools: { listChanged: false }, resources: {}, prompts: {} },
+      // extensions: MCP App views (routes/mcp-apps.ts), in both eras.
+      capabilities: { tools: { listChanged: false }, resources: {}, prompts: {}, extensions: uiExtension },
       instructions,
       jsonSchemaValidator: validator,
       cacheHints: CACHE_HINTS,

@@ -3,7 +3,7 @@
 // /docs can call it); `POST /v1/tools/:name` answers for names that are not tools.
 import { Type } from '@sinclair/typebox'
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest, FastifySchemaCompiler } from 'fastify'
-import { ErrorResponse, ProjectRef } from '../schemas/atoms.ts'
+import { ErrorResponse, ProjectRef, StringEnum } from '../schemas/atoms.ts'
 import { bearerSecurity } from './operation-route.ts'
 import { coercingAjv, validatorOf } from '../core/validation.ts'
 import { callOf } from '../core/operations.ts'
@@ -15,6 +15,10 @@ const Contract = Type.Object({
   input_schema: Type.Object({}, { additionalProperties: true, description: "JSON Schema of the tool's arguments" }),
   output_schema: Type.Object({}, { additionalProperties: true, description: "JSON Schema of the tool's result" }),
   annotations: Type.Object({}, { additionalProperties: true, description: 'title, readOnlyHint, destructiveHint, idempotentHint' }),
+  ui: Type.Optional(Type.Object({
+    resourceUri: Type.String({ description: 'The MCP App view (a ui:// resource of /mcp) that renders its results.' }),
+    visibility: Type.Optional(Type.Array(StringEnum(['model', 'app'] as const), { description: '["app"]: for views; MCP hosts keep it from the model. Absent: both.' })),
+  }, { description: "Only on tools with an MCP App view: what MCP lists as the tool's _meta.ui." })),
 })
 const Name = Type.Object({ name: Type.String({ pattern: '^[a-z][a-z0-9_]{0,63}$' }) })
 const Headers = Type.Object({ 'x-service-project': Type.Optional(ProjectRef) })

@@ -15,6 +15,8 @@ export default defineOperation({
   input: Type.Object({ window: WindowParam }, { additionalProperties: false }),
   output: DailyOps,
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true },
+  // MCP App hosts chart the days (routes/mcp-apps.ts); the text stays for the model.
+  ui: { resourceUri: 'ui://growthdesk/daily-ops' },
   examples: {
     valid: [
       { title: 'The last 7 days', args: {} },

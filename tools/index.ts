@@ -8,6 +8,7 @@ import listOpportunities from './list-opportunities.ts'
 import exportOpportunities from './export-opportunities.ts'
 import reviewOpportunity from './review-opportunity.ts'
 import reviewOpportunities from './review-opportunities.ts'
+import reviewOpportunityFromView from './review-opportunity-from-view.ts'
 import submitOpportunity from './submit-opportunity.ts'
 import getReviewHistory from './get-review-history.ts'
 import getOverview from './get-overview.ts'
@@ -43,6 +44,7 @@ export const operations: Operation[] = [
   exportOpportunities,
   reviewOpportunity,
   reviewOpportunities,
+  reviewOpportunityFromView,
   submitOpportunity,
   getReviewHistory,
   getOverview,

@@ -43,6 +43,8 @@ export default defineOperation({
   input: Type.Object(OpportunityFilters, { additionalProperties: false }),
   output: OpportunityPage,
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true },
+  // MCP App hosts show the page as a triage board (routes/mcp-apps.ts); the text stays for the model.
+  ui: { resourceUri: 'ui://growthdesk/board' },
   examples: {
     valid: [
       { title: 'The opportunities waiting for review, 50 a page', args: { status: 'pending', page_size: 50 } },

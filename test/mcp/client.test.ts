@@ -190,9 +190,9 @@ t.test('a tool disabled for the workspace is gone from MCP', async (t) => {
   t.ok((await client.listTools()).tools.some((x) => x.name === 'search_signals'), 'listed again once re-enabled')
 })
 
-t.test('resources are the public agent documents', async (t) => {
+t.test('resources are the public agent documents and the MCP App views', async (t) => {
   const { resources } = await client.listResources()
-  t.same(resources.map((r) => r.uri).sort(), [`${url}/SKILL.md`, `${url}/skills/growth/SKILL.md`])
+  t.same(resources.map((r) => r.uri).sort(), [`${url}/SKILL.md`, `${url}/skills/growth/SKILL.md`, 'ui://growthdesk/board', 'ui://growthdesk/daily-ops'])
   for (const [uri, path] of [[`${url}/SKILL.md`, '/SKILL.md'], [`${url}/skills/growth/SKILL.md`, '/skills/growth/SKILL.md']] as const) {
     t.equal(resources.find((r) => r.uri === uri)?.mimeType, 'text/markdown')
     const read = await client.readResource({ uri })

@@ -157,6 +157,17 @@ const modern = (label: string, path: 'fast' | 'sdk', options: { meta?: unknown; 
 modern('client info', 'fast', { meta: { ...META, 'io.modelcontextprotocol/clientInfo': { name: 'c', version: '1' } } })
 modern('plain capabilities', 'fast', { meta: { ...META, 'io.modelcontextprotocol/clientCapabilities': { sampling: {}, elicitation: {}, roots: { listChanged: true } } } })
 modern('roots without listChanged', 'fast', { meta: { ...META, 'io.modelcontextprotocol/clientCapabilities': { roots: {} } } })
+// A host of MCP App views declares the extension in every request (routes/mcp-apps.ts).
+const UI_EXTENSION = { 'io.modelcontextprotocol/ui': { mimeTypes: ['text/html;profile=mcp-app'] } }
+const withExtensions = (extensions: unknown) => ({ meta: { ...META, 'io.modelcontextprotocol/clientCapabilities': { roots: {}, extensions } } })
+modern('the MCP Apps extension declared', 'fast', withExtensions(UI_EXTENSION))
+modern('extensions with flat settings of every kind', 'fast', withExtensions({ ...UI_EXTENSION, 'example.com/x': {}, 'example.com/y': { s: 's', n: 1.5, b: false, z: null, l: [] } }))
+modern('no extension', 'fast', withExtensions({}))
+modern('extensions not an object', 'sdk', withExtensions(['io.modelcontextprotocol/ui']))
+modern('an extension whose settings are not an object', 'sdk', withExtensions({ 'io.modelcontextprotocol/ui': true }))
+modern('extension settings that nest', 'sdk', withExtensions({ 'io.modelcontextprotocol/ui': { mimeTypes: ['text/html;profile=mcp-app'], csp: { connectDomains: [] } } }))
+modern('extension settings with a list of numbers', 'sdk', withExtensions({ 'example.com/x': { versions: [1, 2] } }))
+modern('a __proto__ extension', 'sdk', withExtensions({ ['__proto__']: { x: 1 } }))
 modern('capabilities not an object', 'sdk', { meta: { ...META, 'io.modelcontextprotocol/clientCapabilities': 'all of them' } })
 modern('no capabilities', 'sdk', { meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28' } })
 modern('experimental capabilities', 'sdk', { meta: { ...META, 'io.modelcontextprotocol/clientCapabilities': { experimental: { x: {} } } } })

@@ -18,6 +18,7 @@ interface Contract {
   input_schema: Record<string, unknown> & { type: string; properties: Record<string, unknown> }
   output_schema: Record<string, unknown>
   annotations: Record<string, unknown>
+  ui?: unknown
 }
 
 /** Every key anywhere in a JSON value (schemas nest: properties, items, anyOf …). */
@@ -93,7 +94,8 @@ t.test('tool catalogue', async (t) => {
     t.same(tools.map((c) => c.name), registryNames)
     t.same(Object.keys(res.json()), ['tools'])
     for (const c of tools) {
-      t.same(Object.keys(c).sort(), ['annotations', 'description', 'input_schema', 'name', 'output_schema', 'title'], c.name)
+      // `ui` only on the tools with an MCP App view (test/mcp/apps.test.ts).
+      t.same(Object.keys(c).sort(), ['annotations', 'description', 'input_schema', 'name', 'output_schema', 'title', ...(c.ui ? ['ui'] : [])], c.name)
       t.same(c, JSON.parse(JSON.stringify(app.registry.contract(c.name))), `${c.name} is the registry's contract`)
       t.type(c.title, 'string')
       t.ok(c.title.length > 0, `${c.name} has a title`)
