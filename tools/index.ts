@@ -35,6 +35,7 @@ import rotateWebhookSecret from './rotate-webhook-secret.ts'
 import testWebhook from './test-webhook.ts'
 import listWebhookDeliveries from './list-webhook-deliveries.ts'
 import redeliverWebhook from './redeliver-webhook.ts'
+import createPasswordReset from './create-password-reset.ts'
 
 export const operations: Operation[] = [
   discoverTools,
@@ -71,6 +72,7 @@ export const operations: Operation[] = [
   testWebhook,
   listWebhookDeliveries,
   redeliverWebhook,
+  createPasswordReset,
 ]
 
 const builtinTools: ToolPlugin = async (app) => {
