@@ -57,17 +57,30 @@ export const PURGE_EVERY_MS = 10 * 60 * 1000
 /** A session is stored under the SHA-256 of its id: a database dump holds no cookie that works. */
 export const stored = (sid: string) => createHash('sha256').update(sid).digest('hex')
 
-/** The session store, in the database. */
+/**
+ * A field of the data the store reads, which @fastify/session copies into the session it makes
+ * from it: that session is saved by updating its row, never by making one again (sessionStore).
+ */
+const READ_FROM_STORE = '_stored'
+
+/**
+ * The session store, in the database. A session read from it is saved back by an UPDATE, so
+ * that one ended while a request of it was in flight (signed out from another browser, ended by
+ * a password change) is not brought back when that request ends; a new one (a visitor's first
+ * flash, a sign-in's regenerated session) is inserted.
+ */
 export function sessionStore(app: FastifyInstance): SessionStore {
   return {
     get: (sid, cb) => {
       // Sessions live in real time (the cookie library sets expiry by the wall clock), not app.now().
-      app.repos.sessions.get(stored(sid), new Date()).then((data) => cb(null, data as never), (err) => cb(err))
+      app.repos.sessions.get(stored(sid), new Date()).then((data) => cb(null, (data ? { ...data, [READ_FROM_STORE]: true } : data) as never), (err) => cb(err))
     },
     set: (sid, data, cb) => {
       const expires = data.cookie.expires ? new Date(data.cookie.expires) : new Date(Date.now() + SESSION_HOURS * 3600 * 1000)
       const userId = typeof (data as { userId?: unknown }).userId === 'string' ? (data as { userId: string }).userId : null
-      app.repos.sessions.set(stored(sid), JSON.parse(JSON.stringify(data)) as Record<string, unknown>, expires, userId).then(() => cb(), (err) => cb(err))
+      const { [READ_FROM_STORE]: read, ...plain } = JSON.parse(JSON.stringify(data)) as Record<string, unknown>
+      const save = read === true ? app.repos.sessions.update(stored(sid), plain, expires, userId) : app.repos.sessions.set(stored(sid), plain, expires, userId)
+      save.then(() => cb(), (err) => cb(err))
     },
     destroy: (sid, cb) => {
       app.repos.sessions.destroy(stored(sid)).then(() => cb(), (err) => cb(err))
