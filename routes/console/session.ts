@@ -24,6 +24,8 @@ declare module 'fastify' {
     newKey?: { page: 'keys' | 'mcp'; sealedKey: string; name: string; at: number }
     /** A webhook signing secret just made (create or rotate), sealed, held until the webhooks page shows it once. */
     newWebhookSecret?: { project: string; id: string; sealedSecret: string; at: number }
+    /** A password-reset link just made for a member (Members → Reset link), sealed, until the page that shows it once; no link when it was mailed. */
+    newResetLink?: { email: string; sealedLink: string | null; mailError: string | null; expiresAt: string; at: number }
   }
 }
 
@@ -32,17 +34,20 @@ export const SESSION_HOURS = 12
 /** How long a new key or webhook secret waits in the session for the page that shows it (the redirect is followed at once). */
 export const NEW_SECRET_SHOWN_FOR_MS = 60_000
 
+/** The session fields that hold a secret until the page that shows it once. */
+export type SecretSlot = 'newKey' | 'newWebhookSecret' | 'newResetLink'
+
 /**
  * A secret waiting in the session for the page that shows it once (`slot`: the session field),
  * sealed under the server key and bound to this session: sessions are stored in the database,
  * and a dump of them must hold nothing that works, even when that page is never opened.
  */
-export function sealForSession(app: FastifyInstance, request: FastifyRequest, slot: 'newKey' | 'newWebhookSecret', secret: string): string {
+export function sealForSession(app: FastifyInstance, request: FastifyRequest, slot: SecretSlot, secret: string): string {
   return app.secrets.box.seal(secret, sealContexts.session(request.session.sessionId, slot))
 }
 
 /** The secret sealForSession sealed, or undefined when it does not open (another session, a server key since replaced). */
-export function openFromSession(app: FastifyInstance, request: FastifyRequest, slot: 'newKey' | 'newWebhookSecret', sealed: unknown): string | undefined {
+export function openFromSession(app: FastifyInstance, request: FastifyRequest, slot: SecretSlot, sealed: unknown): string | undefined {
   if (typeof sealed !== 'string') return undefined
   try {
     return app.secrets.box.open(sealed, sealContexts.session(request.session.sessionId, slot))
