@@ -38,12 +38,15 @@ export function createPasswordsRepository(db: Queryable) {
       return { state, userId: row.userId, email: row.email, expiresAt: row.expiresAt }
     },
 
-    /** How many reset links were made for the user since `since` (by anyone, or by nobody: `createdBy` null is the forgot-password form). */
-    async resetsSince(userId: string, since: Date, createdBy?: null): Promise<number> {
+    /**
+     * How many reset links were made for the user since `since` by no one of the workspace
+     * (created_by null: the forgot-password form's, and the operator's): the form's hourly limit.
+     */
+    async forgotLinksSince(userId: string, since: Date): Promise<number> {
       const [row] = await db
         .select({ n: sql<number>`count(*)::int` })
         .from(passwordResets)
-        .where(and(eq(passwordResets.userId, userId), gte(passwordResets.createdAt, since), createdBy === null ? isNull(passwordResets.createdBy) : undefined))
+        .where(and(eq(passwordResets.userId, userId), gte(passwordResets.createdAt, since), isNull(passwordResets.createdBy)))
       return row!.n
     },
 

@@ -47,7 +47,7 @@ export function passwordResetPages(app: FastifyInstance, options: { publicUrl: s
     const user = await app.repos.users.findByEmail(email)
     if (!user) return
     const now = app.now()
-    if ((await app.repos.passwords.resetsSince(user.id, new Date(now.getTime() - 3_600_000), null)) >= FORGOT_LINKS_PER_HOUR) {
+    if ((await app.repos.passwords.forgotLinksSince(user.id, new Date(now.getTime() - 3_600_000))) >= FORGOT_LINKS_PER_HOUR) {
       log.info({ userId: user.id }, 'forgot password: this account had its links for the hour; none sent')
       return
     }
