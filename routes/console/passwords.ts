@@ -67,7 +67,8 @@ export function passwordResetPages(app: FastifyInstance, options: { publicUrl: s
   }, async (request, reply) => {
     const body = (request.body ?? {}) as Form
     const email = (body.email ?? '').trim().toLowerCase().slice(0, 320)
-    if (!app.mail.enabled) return reply.page('forgot', { title: 'Forgot password', mailEnabled: false, sent: false, email })
+    // Without mail there is no form to post: back to the page that says whom to ask.
+    if (!app.mail.enabled) return reply.redirect('/console/forgot', 303)
     if (!/^[^@\s]+@[^@\s]+$/.test(email)) {
       reply.code(400)
       return reply.page('forgot', { title: 'Forgot password', mailEnabled: true, sent: false, email, error: 'Type the email address you sign in with.' })
