@@ -7,6 +7,7 @@ import { operatorPrincipal } from '../core/access.ts'
 import { switchTool } from '../core/tool-settings.ts'
 import createKeyOperation from '../tools/create-key.ts'
 import revokeKeyOperation from '../tools/revoke-key.ts'
+import createPasswordResetOperation from '../tools/create-password-reset.ts'
 import type { KeyKind } from '../db/keys.ts'
 import type { Role } from '../schemas/atoms.ts'
 
@@ -187,4 +188,18 @@ export async function listKeys(app: FastifyInstance, filter: { workspace?: strin
 export async function listWorkspaces(app: FastifyInstance) {
   const rows = await app.repos.workspaces.listAll()
   return rows.map((w) => ({ id: w.id, name: w.name, users: w.users, projects: w.projects, disabled_tools: w.disabledTools, created_at: w.createdAt.toISOString() }))
+}
+
+/**
+ * A single-use link, valid for one hour, that sets a new password for the user with that email
+ * (the create_password_reset operation, as the operator acting for that user): for the owner who
+ * lost the first start's password. Printed, never mailed: the operator hands it over.
+ */
+export async function resetPassword(app: FastifyInstance, input: { email: string }): Promise<{ email: string; link: string; expires_at: string }> {
+  const email = input.email.trim().toLowerCase()
+  const user = await app.repos.users.findByEmail(email)
+  if (!user) throw new AdminError(`No user with the email ${email}.`)
+  const r = await app.registry.invoke(createPasswordResetOperation, { email }, { principal: operatorPrincipal(user), surface: 'cli', log: app.log })
+  // The operator's link is returned, never mailed (the operation mails only for the console).
+  return { email: r.email, link: r.link!, expires_at: r.expires_at }
 }

@@ -238,6 +238,32 @@ const toolSwitch = (enabled: boolean) =>
     },
   })
 
+const adminResetPassword = defineCommand({
+  path: ['admin', 'reset-password'],
+  summary: 'Print a single-use link, valid for one hour, that sets a new password for a user.',
+  details: [
+    'For the owner who lost the password printed at first start (members can ask an owner of their workspace instead).',
+    'Open the link in a browser to choose the password: that signs the user out everywhere else; their API keys keep working.',
+    'The link starts with PUBLIC_URL: give this command the same PUBLIC_URL as the server. It is printed, never mailed.',
+    'On PostgreSQL this works while the server runs; the embedded database admits one process: stop the server first.',
+  ],
+  options: {
+    email: { type: 'string', value: 'EMAIL', description: "the user's email", required: true },
+    json,
+  },
+  async run(inv) {
+    const { resetPassword } = await adminActions()
+    await inv.withApp(async (app) => {
+      const r = await resetPassword(app, { email: inv.options.email })
+      inv.print(r, [
+        `Password-reset link for ${r.email}, valid once until ${r.expires_at}:`,
+        `  ${r.link}`,
+        'Open it in a browser to choose a new password. Anyone with the link can, so hand it over with care.',
+      ])
+    })
+  },
+})
+
 const adminRotateSecretsKey = defineCommand({
   path: ['admin', 'rotate-secrets-key'],
   summary: 'Seal every secret the database keeps again with SECRETS_KEY (after changing it; the old key in SECRETS_KEY_PREVIOUS).',
@@ -285,6 +311,7 @@ export const commands: readonly Command[] = [
   adminListWorkspaces,
   toolSwitch(false),
   toolSwitch(true),
+  adminResetPassword,
   adminRotateSecretsKey,
   seedDemo,
 ]

@@ -745,7 +745,7 @@ t.test('fuzzing every route', async (t) => {
 
   await t.test('the console and the authorization page: forms and pages', async (t) => {
     const consoleRoutes = routes.filter((r) => r.url.startsWith('/console') || r.url === '/oauth/authorize')
-    const defaults: Record<string, string> = { project: ws.project.slug, id: opp, file: 'console.css', delivery: message }
+    const defaults: Record<string, string> = { project: ws.project.slug, id: opp, file: 'console.css', delivery: message, token: `gdp_${'A'.repeat(38)}`, ref: 'ffffffffffffffff' }
     const idFor = (url: string) => (url.includes('/keys/') ? spareKey.id : url.includes('/connections/') ? grantId : url.includes('/webhooks/') ? hook : opp)
     const pathFor = (url: string, values: Record<string, string> = {}) => fill(url, { ...defaults, id: idFor(url), ...values })
     const badPath = ['x', 'a'.repeat(101), 'a\u0000b', '\ud800', '..', other.project.id, otherOpp, otherKeyId, otherGrant]
@@ -781,6 +781,19 @@ t.test('fuzzing every route', async (t) => {
       'POST /console/projects/:project/webhooks/:id/test': { valid: {}, bad: { ':id': [...badPath, otherHook] } },
       'POST /console/projects/:project/webhooks/:id/delete': { valid: {}, bad: { ':id': [...badPath, otherHook] } },
       'POST /console/projects/:project/webhooks/:id/deliveries/:delivery/redeliver': { valid: {}, bad: { ':id': [...badPath, otherHook], ':delivery': ['msg_doesnotexist000', 'x', 'a\u0000b'] } },
+      'POST /console/forgot': { valid: { email: 'nobody@example.test' }, bad: { email: ['', 'x'.repeat(5000), 'a\u0000b', 'not-an-email', viewer.user.email] } },
+      'POST /console/reset/:token': {
+        valid: { password: 'a long enough new password', repeat: 'a long enough new password' },
+        bad: { ':token': [...badPath, `gdp_${'A'.repeat(38)}`, 'gdp_x'], password: ['', 'short', 'x'.repeat(5000), 'a\u0000b'], repeat: ['', 'other'] },
+      },
+      'POST /console/profile/password': {
+        // Never the right current password: a bad field must change nothing.
+        valid: { current: 'not-the-password', password: 'a long enough new password', repeat: 'a long enough new password' },
+        bad: { current: ['', 'x'.repeat(5000), 'a\u0000b'], password: ['', 'short', 'x'.repeat(5000), 'a\u0000b', ws.user.email], repeat: ['', 'other'] },
+      },
+      'POST /console/profile/sessions/:ref/sign-out': { valid: {}, bad: { ':ref': [...badPath, 'ffffffffffffffff', '0123456789abcdef'] } },
+      'POST /console/profile/sessions/sign-out-others': 'csrf-only',
+      'POST /console/members/reset-link': { valid: { email: other.user.email, back: '/console' }, bad: { email: ['', 'x'.repeat(5000), 'a\u0000b', 'nobody@example.test', ws.user.email], back: ['//evil.example', 'https://evil.example'] } },
       'POST /oauth/authorize': {
         valid: {},
         bad: {

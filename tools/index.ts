@@ -36,6 +36,7 @@ import rotateWebhookSecret from './rotate-webhook-secret.ts'
 import testWebhook from './test-webhook.ts'
 import listWebhookDeliveries from './list-webhook-deliveries.ts'
 import redeliverWebhook from './redeliver-webhook.ts'
+import createPasswordReset from './create-password-reset.ts'
 
 export const operations: Operation[] = [
   discoverTools,
@@ -73,6 +74,7 @@ export const operations: Operation[] = [
   testWebhook,
   listWebhookDeliveries,
   redeliverWebhook,
+  createPasswordReset,
 ]
 
 const builtinTools: ToolPlugin = async (app) => {

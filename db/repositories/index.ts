@@ -13,6 +13,7 @@ import { createRateLimitsRepository } from './rate-limits.ts'
 import { createUsersRepository } from './users.ts'
 import { createWorkspacesRepository } from './workspaces.ts'
 import { createWebhooksRepository } from './webhooks.ts'
+import { createPasswordsRepository } from './passwords.ts'
 import { noSealer, type Sealer } from '../secret-box.ts'
 
 /** `cache` keeps credentials, roles and settings while it hears of every change (db/settings-cache.ts);
@@ -32,6 +33,7 @@ export function createRepositories(db: Queryable, cache: SettingsCache = new Set
     sessions: createSessionsRepository(db, box),
     rateLimits: createRateLimitsRepository(db),
     webhooks: createWebhooksRepository(db, box),
+    passwords: createPasswordsRepository(db),
   }
 }
 

@@ -22,6 +22,16 @@ export function createSessionsRepository(db: Queryable, box: Sealer) {
         .onConflictDoUpdate({ target: sessions.sid, set: { data, expiresAt, userId, lastSeenAt: now } })
     },
 
+    /**
+     * Saves a session read from the store before: its row only, never a new one. A session ended
+     * meanwhile (signed out elsewhere, a password set) stays ended although a request it had in
+     * flight saves it when that request ends. Resolves to whether the row was still there.
+     */
+    async update(sid: string, data: Record<string, unknown>, expiresAt: Date, userId: string | null = null): Promise<boolean> {
+      const rows = await db.update(sessions).set({ data, expiresAt, userId, lastSeenAt: new Date() }).where(eq(sessions.sid, sid)).returning({ sid: sessions.sid })
+      return rows.length > 0
+    },
+
     /** The user's sessions still valid at `now`, the most recently seen first. */
     async listForUser(userId: string, now: Date) {
       const rows = await db

@@ -24,6 +24,8 @@ declare module 'fastify' {
     newKey?: { page: 'keys' | 'mcp'; sealedKey: string; name: string; at: number }
     /** A webhook signing secret just made (create or rotate), sealed, held until the webhooks page shows it once. */
     newWebhookSecret?: { project: string; id: string; sealedSecret: string; at: number }
+    /** A password-reset link just made for a member (Members → Reset link), sealed, until the page that shows it once; no link when it was mailed. */
+    newResetLink?: { email: string; sealedLink: string | null; mailError: string | null; expiresAt: string; at: number }
   }
 }
 
@@ -32,17 +34,20 @@ export const SESSION_HOURS = 12
 /** How long a new key or webhook secret waits in the session for the page that shows it (the redirect is followed at once). */
 export const NEW_SECRET_SHOWN_FOR_MS = 60_000
 
+/** The session fields that hold a secret until the page that shows it once. */
+export type SecretSlot = 'newKey' | 'newWebhookSecret' | 'newResetLink'
+
 /**
  * A secret waiting in the session for the page that shows it once (`slot`: the session field),
  * sealed under the server key and bound to this session: sessions are stored in the database,
  * and a dump of them must hold nothing that works, even when that page is never opened.
  */
-export function sealForSession(app: FastifyInstance, request: FastifyRequest, slot: 'newKey' | 'newWebhookSecret', secret: string): string {
+export function sealForSession(app: FastifyInstance, request: FastifyRequest, slot: SecretSlot, secret: string): string {
   return app.secrets.box.seal(secret, sealContexts.session(request.session.sessionId, slot))
 }
 
 /** The secret sealForSession sealed, or undefined when it does not open (another session, a server key since replaced). */
-export function openFromSession(app: FastifyInstance, request: FastifyRequest, slot: 'newKey' | 'newWebhookSecret', sealed: unknown): string | undefined {
+export function openFromSession(app: FastifyInstance, request: FastifyRequest, slot: SecretSlot, sealed: unknown): string | undefined {
   if (typeof sealed !== 'string') return undefined
   try {
     return app.secrets.box.open(sealed, sealContexts.session(request.session.sessionId, slot))
@@ -57,17 +62,30 @@ export const PURGE_EVERY_MS = 10 * 60 * 1000
 /** A session is stored under the SHA-256 of its id: a database dump holds no cookie that works. */
 export const stored = (sid: string) => createHash('sha256').update(sid).digest('hex')
 
-/** The session store, in the database. */
+/**
+ * A field of the data the store reads, which @fastify/session copies into the session it makes
+ * from it: that session is saved by updating its row, never by making one again (sessionStore).
+ */
+const READ_FROM_STORE = '_stored'
+
+/**
+ * The session store, in the database. A session read from it is saved back by an UPDATE, so
+ * that one ended while a request of it was in flight (signed out from another browser, ended by
+ * a password change) is not brought back when that request ends; a new one (a visitor's first
+ * flash, a sign-in's regenerated session) is inserted.
+ */
 export function sessionStore(app: FastifyInstance): SessionStore {
   return {
     get: (sid, cb) => {
       // Sessions live in real time (the cookie library sets expiry by the wall clock), not app.now().
-      app.repos.sessions.get(stored(sid), new Date()).then((data) => cb(null, data as never), (err) => cb(err))
+      app.repos.sessions.get(stored(sid), new Date()).then((data) => cb(null, (data ? { ...data, [READ_FROM_STORE]: true } : data) as never), (err) => cb(err))
     },
     set: (sid, data, cb) => {
       const expires = data.cookie.expires ? new Date(data.cookie.expires) : new Date(Date.now() + SESSION_HOURS * 3600 * 1000)
       const userId = typeof (data as { userId?: unknown }).userId === 'string' ? (data as { userId: string }).userId : null
-      app.repos.sessions.set(stored(sid), JSON.parse(JSON.stringify(data)) as Record<string, unknown>, expires, userId).then(() => cb(), (err) => cb(err))
+      const { [READ_FROM_STORE]: read, ...plain } = JSON.parse(JSON.stringify(data)) as Record<string, unknown>
+      const save = read === true ? app.repos.sessions.update(stored(sid), plain, expires, userId) : app.repos.sessions.set(stored(sid), plain, expires, userId)
+      save.then(() => cb(), (err) => cb(err))
     },
     destroy: (sid, cb) => {
       app.repos.sessions.destroy(stored(sid)).then(() => cb(), (err) => cb(err))

@@ -74,14 +74,16 @@ export const csrfOf = (html: string) => /name="_csrf" value="([^"]+)"/.exec(html
 
 type InjectResponse = Awaited<ReturnType<FastifyInstance['inject']>>
 
-/** A cookie-keeping client over app.inject (optionally from a given IP), following nothing. */
+/** A cookie-keeping client over app.inject (optionally from a given IP, with a given User-Agent), following nothing. */
 export class Agent {
   readonly cookies = new Map<string, string>()
   private readonly app: FastifyInstance
   private readonly ip: string
-  constructor(app: FastifyInstance, ip = '127.0.0.1') {
+  private readonly userAgent: Record<string, string>
+  constructor(app: FastifyInstance, ip = '127.0.0.1', userAgent?: string) {
     this.app = app
     this.ip = ip
+    this.userAgent = userAgent === undefined ? {} : { 'user-agent': userAgent }
   }
 
   private remember(res: InjectResponse) {
@@ -98,7 +100,7 @@ export class Agent {
   }
 
   async get(url: string) {
-    return this.remember(await this.app.inject({ method: 'GET', url, headers: { cookie: this.cookieHeader() }, remoteAddress: this.ip }))
+    return this.remember(await this.app.inject({ method: 'GET', url, headers: { cookie: this.cookieHeader(), ...this.userAgent }, remoteAddress: this.ip }))
   }
 
   async post(url: string, form: Record<string, string>) {
@@ -106,7 +108,7 @@ export class Agent {
       await this.app.inject({
         method: 'POST',
         url,
-        headers: { cookie: this.cookieHeader(), 'content-type': 'application/x-www-form-urlencoded' },
+        headers: { cookie: this.cookieHeader(), 'content-type': 'application/x-www-form-urlencoded', ...this.userAgent },
         payload: new URLSearchParams(form).toString(),
         remoteAddress: this.ip,
       })

@@ -12,7 +12,7 @@ export const IGNORED: Record<string, { paths: string[][]; why: string }> = {
   api_keys: { paths: [['last_used_at']], why: 'a successful authentication records when a key was last used (at most once a minute)' },
   sessions: {
     paths: [['expires_at'], ['last_seen_at'], ['data', 'cookie'], ['data', 'flash']],
-    why: 'a signed-in request extends the session (rolling expiry) and is its last sighting; a refused console form leaves its message in the session as a flash',
+    why: 'a signed-in request extends the session (rolling expiry) and is a sighting (last seen, on Profile → Sessions); a refused console form leaves its message in the session as a flash',
   },
 }
 

@@ -2,10 +2,11 @@
 // operation of the registry, tools and the others, read from the app, so that a new operation —
 // in this repository or from a plugin — is tested by the same suites with no table to edit.
 //
-// An example names records by id (opp_…, mem_…, whk_…, msg_…, key_…) that a fresh database does
-// not have, and webhook URLs on the internet. A `World` makes them real in one workspace: each id
-// an example names is replaced by a record made for it the first time (the same record every
-// time after), and an https webhook URL by a loopback one (the suites allow private networks),
+// An example names records by id (opp_…, mem_…, whk_…, msg_…, key_…) and members by an email
+// at member.example that a fresh database does not have, and webhook URLs on the internet. A
+// `World` makes them real in one workspace: each id or member email an example names is replaced
+// by a record made for it the first time (the same record every time after), and an https
+// webhook URL by a loopback one (the suites allow private networks),
 // so that a valid example is answered with a result, and an invalid one is refused for its own
 // fault, not for a record that is missing.
 import type { FastifyInstance } from 'fastify'
@@ -43,6 +44,8 @@ export function invalidAnswerProblem(status: number, body: string, field: string
 export const isInvalidArguments = (status: number, body: string) => status === 400 && body.includes('"code":"invalid_arguments"')
 
 const ID = /^(opp|mem|whk|msg|key)_[0-9A-Za-z]{1,40}$/
+/** The domain of the emails in examples that name a member of the workspace (RFC 2606's reserved .example). */
+const MEMBER_DOMAIN = '@member.example'
 
 /** The records of one workspace that examples name, made as they are first named. */
 export class World {
@@ -78,7 +81,21 @@ export class World {
     }
     await replace(out, false)
     await replace(out, true)
+    // An email at member.example names a member of this workspace (a password reset's target).
+    if (typeof out.email === 'string' && out.email.endsWith(MEMBER_DOMAIN)) out.email = await this.member(out.email)
     return out
+  }
+
+  /** A member of this workspace (a viewer of its project) standing for `literal`, made the first time it is named. */
+  private async member(literal: string): Promise<string> {
+    const known = this.made.get(literal)
+    if (known) return known
+    const { app, ws } = this
+    const email = `${literal.slice(0, -MEMBER_DOMAIN.length)}-${ws.workspace.id.slice(4, 12).toLowerCase()}${MEMBER_DOMAIN}`
+    const user = await app.repos.users.create({ workspaceId: ws.workspace.id, email, passwordHash: 'no password: named by an example' })
+    await app.repos.users.setMembership({ userId: user.id, projectId: ws.project.id, role: 'viewer' })
+    this.made.set(literal, email)
+    return email
   }
 
   private async record(literal: string, webhook: unknown): Promise<string> {
