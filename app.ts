@@ -250,9 +250,10 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     await app.register(secretsPlugin, { secrets: config.secrets, forgetUnreadable: options.forgetUnreadableSecrets })
     await app.register(repositoriesPlugin, { settingsCacheTtlMs: config.settingsCacheTtlMs })
     const webhookPolicy = { allowPrivateNetworks: config.webhooks?.allowPrivateNetworks ?? false, production: config.production }
-    await app.register(registryPlugin, { now: options.now ?? (() => new Date()), checkOutputs: options.checkOutputs, webhookPolicy })
-    await app.register(webhooksPlugin, { policy: webhookPolicy, enabled: config.webhooks?.enabled ?? false })
+    // Before the registry: operations send mail (an invitation) through it.
     await app.register(mailPlugin, { mail: config.mail })
+    await app.register(registryPlugin, { now: options.now ?? (() => new Date()), checkOutputs: options.checkOutputs, webhookPolicy, publicUrl: config.publicUrl })
+    await app.register(webhooksPlugin, { policy: webhookPolicy, enabled: config.webhooks?.enabled ?? false })
     await app.register(fairUsePlugin, { limits: config.rateLimit })
     await app.register(authPlugin, { publicUrl: config.publicUrl })
 

@@ -10,6 +10,7 @@ import { serializerOf, strictAjv, validatorOf } from './validation.ts'
 import { ProjectRef, roles, type Role } from '../schemas/atoms.ts'
 import type { Repositories } from '../db/repositories/index.ts'
 import { defaultWebhookPolicy, type WebhookPolicy } from './webhooks.ts'
+import { disabledMailer, type Mailer } from './mail.ts'
 
 export interface Annotations {
   readOnlyHint: boolean
@@ -26,6 +27,10 @@ interface Context {
   registry: Registry
   /** Which webhook URLs may be subscribed (the configuration's WEBHOOKS_ALLOW_PRIVATE_NETWORKS). */
   webhookPolicy: WebhookPolicy
+  /** Outgoing mail (SMTP_URL): `enabled` is false when none is configured. */
+  mail: Mailer
+  /** The address clients reach this deployment at (PUBLIC_URL, no trailing slash): links an operation makes start with it. */
+  publicUrl: string
   /**
    * Runs another operation as the same caller (a project operation in the same project unless
    * `args.project` names another), with its validation and access checks: how a plugin's tool
@@ -205,6 +210,10 @@ interface RegistryDeps {
   /** Check every result against its output schema and fail loudly (tests turn this on). */
   checkOutputs?: boolean
   webhookPolicy?: WebhookPolicy
+  /** The mailer operations send with (default: none configured). */
+  mail?: Mailer
+  /** PUBLIC_URL (default http://127.0.0.1:3000). */
+  publicUrl?: string
 }
 
 export class Registry {
@@ -347,6 +356,8 @@ export class Registry {
       now: this.deps.now,
       registry: this,
       webhookPolicy: this.deps.webhookPolicy ?? defaultWebhookPolicy,
+      mail: this.deps.mail ?? disabledMailer,
+      publicUrl: this.deps.publicUrl ?? 'http://127.0.0.1:3000',
       call: (name, nested = {}) => this.invoke(this.operation(name), nested,
         { principal: call.principal, projectRef: project?.id ?? call.projectRef, surface: 'operation', log: call.log }),
     }

@@ -18,12 +18,14 @@ export interface RegistryPluginOptions {
   /** Check every result against its operation's output schema (tests). */
   checkOutputs?: boolean
   webhookPolicy?: WebhookPolicy
+  /** PUBLIC_URL: the start of every link an operation makes (an invitation's). */
+  publicUrl: string
 }
 
 async function registryPlugin(app: FastifyInstance, options: RegistryPluginOptions) {
-  const registry = new Registry({ repos: app.repos, now: options.now, checkOutputs: options.checkOutputs, webhookPolicy: options.webhookPolicy })
+  const registry = new Registry({ repos: app.repos, now: options.now, checkOutputs: options.checkOutputs, webhookPolicy: options.webhookPolicy, mail: app.mail, publicUrl: options.publicUrl })
   app.decorate('now', options.now)
   app.decorate('registry', registry)
 }
 
-export default fp(registryPlugin, { name: 'registry', dependencies: ['repositories'] })
+export default fp(registryPlugin, { name: 'registry', dependencies: ['repositories', 'mail'] })

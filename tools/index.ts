@@ -35,6 +35,11 @@ import rotateWebhookSecret from './rotate-webhook-secret.ts'
 import testWebhook from './test-webhook.ts'
 import listWebhookDeliveries from './list-webhook-deliveries.ts'
 import redeliverWebhook from './redeliver-webhook.ts'
+import listMembers from './list-members.ts'
+import inviteMember from './invite-member.ts'
+import updateMember from './update-member.ts'
+import removeMember from './remove-member.ts'
+import cancelInvitation from './cancel-invitation.ts'
 
 export const operations: Operation[] = [
   discoverTools,
@@ -71,6 +76,11 @@ export const operations: Operation[] = [
   testWebhook,
   listWebhookDeliveries,
   redeliverWebhook,
+  listMembers,
+  inviteMember,
+  updateMember,
+  removeMember,
+  cancelInvitation,
 ]
 
 const builtinTools: ToolPlugin = async (app) => {
