@@ -26,6 +26,7 @@ import { metricsPages } from './metrics.ts'
 import { downloadRoutes } from './downloads.ts'
 import { webhookPages } from './webhooks.ts'
 import { workspacePages } from './workspace.ts'
+import { invitationPages, memberPages } from './members.ts'
 
 declare module 'fastify' {
   interface FastifyReply {
@@ -126,10 +127,11 @@ export default async function consolePlugin(app: FastifyInstance, options: Conso
   // The server's root is where a person lands (the address in the browser's bar): the console.
   app.get('/', { schema: { hide: true } }, async (_request, reply) => reply.redirect('/console', 302))
   signInPages(app)
+  invitationPages(app)
   // Every other page needs a signed-in user: one hook for the whole scope, before any route's own.
   await app.register(async (signedIn) => {
     signedIn.addHook('preHandler', requireUser)
-    for (const area of [signOutRoute, projectPages, profilePages, apiKeyPages, boardPages, metricsPages, downloadRoutes, webhookPages, workspacePages]) area(signedIn)
+    for (const area of [signOutRoute, projectPages, profilePages, apiKeyPages, boardPages, metricsPages, downloadRoutes, webhookPages, workspacePages, memberPages]) area(signedIn)
   })
   // Unknown console addresses get a page in the console's look (the root handler answers JSON
   // for every other path). A 404 handler can only be set per prefix, hence the scope.

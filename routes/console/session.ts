@@ -24,12 +24,17 @@ declare module 'fastify' {
     newKey?: { page: 'keys' | 'mcp'; sealedKey: string; name: string; at: number }
     /** A webhook signing secret just made (create or rotate), sealed, held until the webhooks page shows it once. */
     newWebhookSecret?: { project: string; id: string; sealedSecret: string; at: number }
+    /** An invitation just made, its link sealed, held until the page that shows the link once. */
+    newInvitation?: { sealedLink: string; email: string; projects: string[]; expiresAt: string; mailed: boolean; at: number }
   }
 }
 
 export const SESSION_HOURS = 12
 
-/** How long a new key or webhook secret waits in the session for the page that shows it (the redirect is followed at once). */
+/** The session fields that hold a sealed secret until a page shows it once. */
+type SealedSlot = 'newKey' | 'newWebhookSecret' | 'newInvitation'
+
+/** How long a new key, webhook secret or invitation link waits in the session for the page that shows it (the redirect is followed at once). */
 export const NEW_SECRET_SHOWN_FOR_MS = 60_000
 
 /**
@@ -37,12 +42,12 @@ export const NEW_SECRET_SHOWN_FOR_MS = 60_000
  * sealed under the server key and bound to this session: sessions are stored in the database,
  * and a dump of them must hold nothing that works, even when that page is never opened.
  */
-export function sealForSession(app: FastifyInstance, request: FastifyRequest, slot: 'newKey' | 'newWebhookSecret', secret: string): string {
+export function sealForSession(app: FastifyInstance, request: FastifyRequest, slot: SealedSlot, secret: string): string {
   return app.secrets.box.seal(secret, sealContexts.session(request.session.sessionId, slot))
 }
 
 /** The secret sealForSession sealed, or undefined when it does not open (another session, a server key since replaced). */
-export function openFromSession(app: FastifyInstance, request: FastifyRequest, slot: 'newKey' | 'newWebhookSecret', sealed: unknown): string | undefined {
+export function openFromSession(app: FastifyInstance, request: FastifyRequest, slot: SealedSlot, sealed: unknown): string | undefined {
   if (typeof sealed !== 'string') return undefined
   try {
     return app.secrets.box.open(sealed, sealContexts.session(request.session.sessionId, slot))

@@ -11,8 +11,8 @@ import { sql } from '../../db/orm.ts'
 export const IGNORED: Record<string, { paths: string[][]; why: string }> = {
   api_keys: { paths: [['last_used_at']], why: 'a successful authentication records when a key was last used (at most once a minute)' },
   sessions: {
-    paths: [['expires_at'], ['data', 'cookie'], ['data', 'flash']],
-    why: 'a signed-in request extends the session (rolling expiry); a refused console form leaves its message in the session as a flash',
+    paths: [['expires_at'], ['last_seen_at'], ['data', 'cookie'], ['data', 'flash']],
+    why: 'a signed-in request extends the session (rolling expiry) and is a sighting (last_seen_at); a refused console form leaves its message in the session as a flash',
   },
 }
 
