@@ -333,6 +333,23 @@ export function createMembersRepository(db: Queryable, cache = new SettingsCache
       }
     },
 
+    /** The workspace's longest-standing owner still a member (operator commands act as them). */
+    async workspaceOwner(workspaceId: string) {
+      const [row] = await db
+        .select({ id: users.id, email: users.email, workspaceId: users.workspaceId })
+        .from(users)
+        .where(and(eq(users.workspaceId, workspaceId), eq(users.workspaceRole, 'owner'), isNull(users.removedAt)))
+        .orderBy(asc(users.createdAt), asc(users.id))
+        .limit(1)
+      return row
+    },
+
+    /** The workspace of an invitation (operator commands name an invitation by its id alone). */
+    async invitationWorkspace(id: string): Promise<string | undefined> {
+      const [row] = await db.select({ workspaceId: invitations.workspaceId }).from(invitations).where(eq(invitations.id, id))
+      return row?.workspaceId
+    },
+
     /** An account with this email in another workspace than `workspaceId` (an email names one account in the deployment). */
     async elsewhere(workspaceId: string, email: string): Promise<boolean> {
       const [row] = await db.select({ id: users.id }).from(users).where(and(eq(users.email, email.toLowerCase()), ne(users.workspaceId, workspaceId)))
