@@ -4,7 +4,10 @@
 // changing a role, removing from a project and from the workspace (after a page that asks), and
 // a mail server that refuses.
 import t from 'tap'
-import { addMember, buildTestApp, fixedClock, PUBLIC_URL, seedWorkspace } from '../helpers/app.ts'
+import { Writable } from 'node:stream'
+import { buildApp, loggerOptions } from '../../app.ts'
+import { sql } from '../../db/orm.ts'
+import { addMember, buildTestApp, fixedClock, PUBLIC_URL, seedWorkspace, TEST_PASSWORD_HASH_COST, testConfig, testDatabase } from '../helpers/app.ts'
 import { startMailServer } from '../helpers/mail.ts'
 import { Agent, csrfOf } from './helpers.ts'
 
@@ -56,7 +59,7 @@ t.test('invite: no role chosen is refused; the link is shown once, mailed, and o
   const again = await owner.get('/console/members/invited')
   t.notMatch(again.body, link, 'a reload does not show it again')
   t.match(again.body, /already shown/)
-  const dump = JSON.stringify((await app.db.execute((await import('../../db/orm.ts')).sql`select data from sessions`)))
+  const dump = JSON.stringify(await app.db.execute(sql`select data from sessions`))
   t.notMatch(dump, link.slice(-40), 'the session never held the link in clear')
 
   const mail = await mailbox.next()
@@ -183,4 +186,37 @@ t.test('a mail server that refuses: the link is still shown, and the page says t
   const shown = await owner.get('/console/members/invited')
   t.match(shown.body, /The mail could not be sent/)
   t.match(shown.body, /<code id="invitation-link">http:\/\/127\.0\.0\.1:3000\/console\/invite\/gdv_/)
+})
+
+t.test('the link is never logged: not by the invitation, its mail, a failed mail, nor its page', async (t) => {
+  let logged = ''
+  const stream = new Writable({ write(chunk, _encoding, done) { logged += String(chunk); done() } })
+  const logging = await buildApp({
+    config: testConfig(await testDatabase(t), { mail: { url: mailbox.url, from: 'growthdesk <growthdesk@example.com>' } }),
+    logger: { ...(loggerOptions('debug') as object), stream },
+    passwordHashCost: TEST_PASSWORD_HASH_COST,
+  })
+  t.teardown(() => logging.close())
+  const w = await seedWorkspace(logging)
+  const inviteOver = async (email: string) => {
+    const res = await logging.inject({ method: 'POST', url: '/v1/tools/invite_member', headers: { authorization: `Bearer ${w.keys.service}` }, payload: { email, projects: [{ project: w.project.id, role: 'reviewer' }] } })
+    t.equal(res.statusCode, 200)
+    return res.json().result as { link: string; mailed: boolean }
+  }
+  const sent = await inviteOver('logged@example.com')
+  t.equal(sent.mailed, true)
+  await mailbox.next()
+  mailbox.refuse(/refused-too@/)
+  const failed = await inviteOver('refused-too@example.com')
+  mailbox.refuse(null)
+  t.equal(failed.mailed, false)
+  const visitor = new Agent(logging)
+  const page = await visitor.get(pathOf(sent.link))
+  t.equal(page.statusCode, 200)
+  const joined = await visitor.post(pathOf(sent.link), { _csrf: csrfOf(page.body), password: 'a long enough password', repeat: 'a long enough password' })
+  t.equal(joined.statusCode, 303)
+  t.match(logged, /mail sent/, 'the mail is logged')
+  t.match(logged, /the invitation could not be mailed/, 'and the failed one')
+  t.match(logged, /\/console\/invite\/\[redacted\]/, 'the page is logged with its token redacted')
+  for (const link of [sent.link, failed.link]) t.notMatch(logged, link.slice(link.lastIndexOf('/') + 1), 'never the token')
 })
