@@ -2,15 +2,16 @@
 import { Type } from '@sinclair/typebox'
 import { defineOperation } from '../core/operations.ts'
 import { Invitation, Member } from '../schemas/members.ts'
-import { toProjectRole } from './member-access.ts'
+import { isWorkspaceOwner, toProjectRole } from './member-access.ts'
 
 export default defineOperation({
   name: 'list_members',
   title: 'List members and invitations',
   description:
     'Team members: the members of this workspace who share a project with you, each with their role (viewer, ' +
-    'reviewer, owner) in every project you can see, and the pending invitations to the projects you own (with their ' +
-    'expiry; never their link). Any member may list; managing needs the owner role.',
+    'reviewer, owner) in every project you can see (a workspace owner also sees the members in none of them), and ' +
+    'the pending invitations to the projects you own (with their expiry; never their link). Any member may list; ' +
+    'managing needs the owner role.',
   scope: 'workspace',
   role: 'viewer',
   input: Type.Object({}, { additionalProperties: false }),
@@ -32,10 +33,13 @@ export default defineOperation({
     const visible = await ctx.repos.projects.listForUser(ctx.principal)
     const ids = new Set(visible.map((p) => p.project.id))
     const owned = new Set(visible.filter((p) => p.role === 'owner').map((p) => p.project.id))
-    const [members, pending] = await Promise.all([
+    const [sharing, others, pending] = await Promise.all([
       ctx.repos.members.list(ctx.principal.workspaceId, [...ids]),
+      // A workspace owner may remove anyone: the members in none of their projects are listed too.
+      isWorkspaceOwner(ctx).then((yes) => (yes ? ctx.repos.members.outside(ctx.principal.workspaceId, [...ids]) : [])),
       owned.size > 0 ? ctx.repos.members.pending(ctx.principal.workspaceId) : Promise.resolve([]),
     ])
+    const members = [...sharing, ...others.map((m) => ({ ...m, projects: [] }))]
     const now = ctx.now()
     return {
       members: members.map((m) => ({

@@ -245,6 +245,19 @@ export function createMembersRepository(db: Queryable, cache = new SettingsCache
       return [...members.values()]
     },
 
+    /** The active members of the workspace in none of `projectIds` (a workspace owner's listing shows them too). */
+    async outside(workspaceId: string, projectIds: string[]) {
+      return db
+        .select({ id: users.id, email: users.email, workspaceRole: users.workspaceRole, createdAt: users.createdAt })
+        .from(users)
+        .where(and(
+          eq(users.workspaceId, workspaceId),
+          isNull(users.removedAt),
+          projectIds.length === 0 ? undefined : sql`not exists (select 1 from memberships m where m.user_id = "users"."id" and m.project_id in ${projectIds})`
+        ))
+        .orderBy(asc(users.createdAt), asc(users.id))
+    },
+
     /** An active member of the workspace by email, with every project they belong to. */
     async find(workspaceId: string, email: string) {
       const [user] = await db
