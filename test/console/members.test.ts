@@ -220,3 +220,13 @@ t.test('the link is never logged: not by the invitation, its mail, a failed mail
   t.match(logged, /\/console\/invite\/\[redacted\]/, 'the page is logged with its token redacted')
   for (const link of [sent.link, failed.link]) t.notMatch(logged, link.slice(link.lastIndexOf('/') + 1), 'never the token')
 })
+
+t.test('the invitation form is rate-limited per address, like sign-in', async (t) => {
+  const guesser = new Agent(app, '10.9.9.9')
+  const csrf = csrfOf((await guesser.get('/console/login')).body)
+  const statuses: number[] = []
+  for (let i = 0; i < 11; i++) statuses.push((await guesser.post('/console/invite/gdv_000000000000000000000000000000000000AAAAAA', { _csrf: csrf, password: 'a long enough password', repeat: 'a long enough password' })).statusCode)
+  t.same(statuses.slice(0, 10), Array(10).fill(404), 'ten attempts are answered')
+  t.equal(statuses[10], 429, 'the eleventh within 5 minutes is refused')
+  t.equal((await new Agent(app, '10.9.9.8').get('/console/invite/gdv_000000000000000000000000000000000000AAAAAA')).statusCode, 404, 'another address is not')
+})
