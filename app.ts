@@ -250,7 +250,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     await app.register(secretsPlugin, { secrets: config.secrets, forgetUnreadable: options.forgetUnreadableSecrets })
     await app.register(repositoriesPlugin, { settingsCacheTtlMs: config.settingsCacheTtlMs })
     const webhookPolicy = { allowPrivateNetworks: config.webhooks?.allowPrivateNetworks ?? false, production: config.production }
-    // Mail before the registry: operations send mail (a password reset's link).
+    // Before the registry: operations send mail (an invitation) through it.
     await app.register(mailPlugin, { mail: config.mail })
     await app.register(registryPlugin, { now: options.now ?? (() => new Date()), checkOutputs: options.checkOutputs, webhookPolicy, publicUrl: config.publicUrl })
     await app.register(webhooksPlugin, { policy: webhookPolicy, enabled: config.webhooks?.enabled ?? false })

@@ -8,6 +8,13 @@ import { switchTool } from '../core/tool-settings.ts'
 import createKeyOperation from '../tools/create-key.ts'
 import revokeKeyOperation from '../tools/revoke-key.ts'
 import createPasswordResetOperation from '../tools/create-password-reset.ts'
+import inviteMemberOperation from '../tools/invite-member.ts'
+import listMembersOperation from '../tools/list-members.ts'
+import updateMemberOperation from '../tools/update-member.ts'
+import removeMemberOperation from '../tools/remove-member.ts'
+import cancelInvitationOperation from '../tools/cancel-invitation.ts'
+import type { Operation } from '../core/operations.ts'
+import type { Static } from '@sinclair/typebox'
 import type { KeyKind } from '../db/keys.ts'
 import type { Role } from '../schemas/atoms.ts'
 
@@ -202,4 +209,82 @@ export async function resetPassword(app: FastifyInstance, input: { email: string
   const r = await app.registry.invoke(createPasswordResetOperation, { email }, { principal: operatorPrincipal(user), surface: 'cli', log: app.log })
   // The operator's link is returned, never mailed (the operation mails only for the console).
   return { email: r.email, link: r.link!, expires_at: r.expires_at }
+}
+
+// ---------------------------------------------------------------------------------------
+// Members and invitations: the operator runs the same operations as the console and the tools,
+// acting as a project's first owner, the workspace's owner, or (--as) a member of their choice.
+
+type Acting = { id: string; email: string; workspaceId: string }
+
+/** Runs an operation as `user` on the operator's behalf; its refusals become one line for the operator. */
+async function actingAs<O extends Operation>(app: FastifyInstance, user: Acting, op: O, args: Record<string, unknown>, projectRef?: string): Promise<Static<O['output']>> {
+  try {
+    return await app.registry.invoke(op, args, { principal: operatorPrincipal(user), projectRef, surface: 'cli', log: app.log })
+  } catch (err) {
+    if ((err as { statusCode?: number }).statusCode !== undefined) throw new AdminError((err as Error).message)
+    throw err
+  }
+}
+
+/** The member `email` of the workspace (for --as), or an AdminError. */
+async function memberOf(app: FastifyInstance, workspaceId: string, email: string): Promise<Acting> {
+  const user = await app.repos.users.findByEmail(email.trim())
+  if (!user || user.workspaceId !== workspaceId) throw new AdminError(`No member of that workspace has the email ${email}.`)
+  return user
+}
+
+async function projectOwner(app: FastifyInstance, project: { id: string; slug: string; workspaceId: string }): Promise<Acting> {
+  const owner = await app.repos.projects.firstOwner(project.id)
+  if (!owner) throw new AdminError(`Project '${project.slug}' has no owner to act as; pass --as with a member's email.`)
+  return { ...owner, workspaceId: project.workspaceId }
+}
+
+async function workspaceOwner(app: FastifyInstance, workspaceId: string): Promise<Acting> {
+  const owner = await app.repos.members.workspaceOwner(workspaceId)
+  if (!owner) throw new AdminError(`Workspace ${workspaceId} has no owner to act as; pass --as with a member's email.`)
+  return owner
+}
+
+/** Invites `email` to the projects' workspace with a role in each, as the first project's first owner (or --as); the link is returned once. */
+export async function inviteMember(app: FastifyInstance, input: { email: string; projects: { project: string; role: Role }[]; as?: string }) {
+  const first = input.projects[0]
+  if (!first) throw new AdminError('Name at least one --project with its --role.')
+  const project = await findProject(app, first.project)
+  const actor = input.as ? await memberOf(app, project.workspaceId, input.as) : await projectOwner(app, project)
+  const projects = input.projects.map((p, i) => ({ project: i === 0 ? project.id : p.project, role: p.role }))
+  return actingAs(app, actor, inviteMemberOperation, { email: input.email.trim(), projects })
+}
+
+/** The members of a workspace and its open invitations, as its owner sees them (or --as). */
+export async function listMembers(app: FastifyInstance, input: { workspace: string; as?: string }) {
+  if (!/^wsp_[0-9A-Za-z]{1,40}$/.test(input.workspace)) throw new AdminError(`'${input.workspace}' is not a workspace id (wsp_…); admin list-workspaces shows them.`)
+  const actor = input.as ? await memberOf(app, input.workspace, input.as) : await workspaceOwner(app, input.workspace)
+  return { acting_as: actor.email, ...(await actingAs(app, actor, listMembersOperation, {})) }
+}
+
+/** Sets a member's role in a project (adding them to it), as the project's first owner. */
+export async function updateMember(app: FastifyInstance, input: { email: string; project: string; role: Role }) {
+  const project = await findProject(app, input.project)
+  return actingAs(app, await projectOwner(app, project), updateMemberOperation, { email: input.email.trim(), role: input.role }, project.id)
+}
+
+/** Removes a member from one project (as its first owner) or from their workspace (as its owner). */
+export async function removeMember(app: FastifyInstance, input: { email: string; project?: string }) {
+  if (input.project !== undefined) {
+    const project = await findProject(app, input.project)
+    return actingAs(app, await projectOwner(app, project), removeMemberOperation, { email: input.email.trim(), from_project: project.id })
+  }
+  const member = await app.repos.users.findByEmail(input.email.trim())
+  if (!member) throw new AdminError(`No member has the email ${input.email}.`)
+  const owner = await workspaceOwner(app, member.workspaceId)
+  if (owner.id === member.id) throw new AdminError(`${member.email} owns the workspace and cannot be removed from it.`)
+  return actingAs(app, owner, removeMemberOperation, { email: member.email })
+}
+
+/** Cancels an open invitation by its id, as its workspace's owner. */
+export async function cancelInvitation(app: FastifyInstance, id: string) {
+  const workspaceId = /^inv_[0-9A-Za-z]{1,40}$/.test(id) ? await app.repos.members.invitationWorkspace(id) : undefined
+  if (!workspaceId) throw new AdminError(`No invitation with the id ${id}.`)
+  return actingAs(app, await workspaceOwner(app, workspaceId), cancelInvitationOperation, { id })
 }

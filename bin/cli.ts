@@ -264,6 +264,137 @@ const adminResetPassword = defineCommand({
   },
 })
 
+const adminInviteMember = defineCommand({
+  path: ['admin', 'invite-member'],
+  summary: 'Invite someone by email to a workspace, with a role in each project; prints the link once.',
+  details: [
+    'Give --project and --role once per project, in pairs (the first --role is for the first --project, and so on); every',
+    "project must be in one workspace. Runs invite_member as the first project's first owner, or as --as (an owner of every",
+    'project named). The link works once, for 7 days; the invitee chooses a password there. It is printed once and, when',
+    'mail is configured (SMTP_URL, MAIL_FROM), also mailed. Inviting the same email again replaces the earlier invitation.',
+  ],
+  options: {
+    email: { type: 'string', value: 'EMAIL', description: "the invitee's email", required: true },
+    project: { type: 'string', value: 'ID_OR_SLUG', description: 'a project (id prj_… or slug)', required: true, multiple: true },
+    role: { type: 'string', description: 'the role in the --project before it', required: true, multiple: true, choices: roles },
+    as: { type: 'string', value: 'OWNER_EMAIL', description: 'act as this owner (default: the first project\'s first owner)' },
+    json,
+  },
+  async run(inv) {
+    const { email, project, role, as } = inv.options
+    if (project.length !== role.length) inv.usage(`give one --role per --project (${project.length} project${project.length === 1 ? '' : 's'}, ${role.length} role${role.length === 1 ? '' : 's'})`)
+    const { inviteMember } = await adminActions()
+    await inv.withApp(async (app) => {
+      const r = await inviteMember(app, { email, projects: project.map((p, i) => ({ project: p, role: role[i]! })), as })
+      inv.print(r, [
+        `Invited ${r.email} (${r.id}): ${r.projects.map((p) => `${p.project} ${p.role}`).join(', ')}.`,
+        `  link:     ${r.link}`,
+        `  expires:  ${r.expires_at}`,
+        `  mailed:   ${r.mailed ? 'yes' : app.mail.enabled ? 'no: sending failed, pass the link on yourself' : 'no (mail is not configured): pass the link on yourself'}`,
+        'The link is shown once and stored only as a hash; it works once.',
+      ])
+    })
+  },
+})
+
+const adminListMembers = defineCommand({
+  path: ['admin', 'list-members'],
+  summary: 'List the members of a workspace with their role per project, and its open invitations.',
+  details: [
+    "As the workspace's owner sees them (the projects they belong to), or as --as. Invitation links are never shown:",
+    'only their hashes are stored.',
+  ],
+  options: {
+    workspace: { type: 'string', value: 'WORKSPACE_ID', description: 'the workspace (wsp_…; admin list-workspaces shows them)', required: true },
+    as: { type: 'string', value: 'EMAIL', description: "list as this member (default: the workspace's owner)" },
+    json,
+  },
+  async run(inv) {
+    const { workspace, as } = inv.options
+    const { listMembers } = await adminActions()
+    await inv.withApp(async (app) => {
+      const r = await listMembers(app, { workspace, as })
+      const roleList = (projects: { project: string; role: string }[]) => projects.map((p) => `${p.project}:${p.role}`).join(',') || '-'
+      inv.print(r, [
+        ...columns([
+          ['EMAIL', 'WORKSPACE ROLE', 'PROJECTS', 'JOINED'],
+          ...r.members.map((m) => [m.email, m.workspace_role, roleList(m.projects), m.joined_at]),
+        ]),
+        '',
+        ...(r.invitations.length === 0
+          ? ['No open invitations.']
+          : columns([
+            ['INVITATION', 'EMAIL', 'PROJECTS', 'INVITED BY', 'EXPIRES'],
+            ...r.invitations.map((i) => [i.id, i.email, roleList(i.projects), i.invited_by ?? '-', `${i.expires_at}${i.expired ? ' (expired)' : ''}`]),
+          ])),
+        `(as ${r.acting_as})`,
+      ])
+    })
+  },
+})
+
+const adminUpdateMember = defineCommand({
+  path: ['admin', 'update-member'],
+  summary: "Set a member's role in a project (adding them to it); takes effect at once.",
+  details: ["Runs update_member as the project's first owner. A project keeps an owner: demoting its last owner is refused."],
+  options: {
+    email: { type: 'string', value: 'EMAIL', description: "the member's email", required: true },
+    project: { type: 'string', value: 'ID_OR_SLUG', description: 'project id (prj_…) or slug', required: true },
+    role: { type: 'string', description: 'the new role', required: true, choices: roles },
+    json,
+  },
+  async run(inv) {
+    const { email, project, role } = inv.options
+    const { updateMember } = await adminActions()
+    await inv.withApp(async (app) => {
+      const r = await updateMember(app, { email, project, role })
+      inv.print(r, [`${r.email} is ${r.role} of ${r.project} (was ${r.previous_role ?? 'not a member'}).`])
+    })
+  },
+})
+
+const adminRemoveMember = defineCommand({
+  path: ['admin', 'remove-member'],
+  summary: 'Remove a member from one project, or from their workspace (sessions end, keys and OAuth grants revoked at once).',
+  details: [
+    "With --project: their membership of that project ends (as the project's first owner). Without: they leave the",
+    "workspace (as the workspace's owner): their console sessions end and their keys and connected apps stop working at",
+    'once, on every instance. The account stays, so their past work keeps its author; an invitation can bring them back.',
+  ],
+  options: {
+    email: { type: 'string', value: 'EMAIL', description: "the member's email", required: true },
+    project: { type: 'string', value: 'ID_OR_SLUG', description: 'remove them from this project only' },
+    json,
+  },
+  async run(inv) {
+    const { email, project } = inv.options
+    const { removeMember } = await adminActions()
+    await inv.withApp(async (app) => {
+      const r = await removeMember(app, { email, project })
+      inv.print(r, [r.removed_from === 'project'
+        ? `${r.email} is no longer a member of ${r.project}.`
+        : `Removed ${r.email} from the workspace: ${r.sessions_ended} session(s) ended, ${r.keys_revoked} key(s) revoked, ${r.oauth_grants_revoked} connected app(s) disconnected.`])
+    })
+  },
+})
+
+const adminCancelInvitation = defineCommand({
+  path: ['admin', 'cancel-invitation'],
+  summary: 'Cancel an open invitation by its id (inv_…); its link stops working.',
+  details: ['admin list-members shows the ids of the open invitations.'],
+  options: {
+    id: { type: 'string', value: 'INVITATION_ID', description: 'the invitation (inv_…)', required: true },
+    json,
+  },
+  async run(inv) {
+    const { cancelInvitation } = await adminActions()
+    await inv.withApp(async (app) => {
+      const r = await cancelInvitation(app, inv.options.id)
+      inv.print(r, [`Cancelled the invitation ${r.id} to ${r.email}.`])
+    })
+  },
+})
+
 const adminRotateSecretsKey = defineCommand({
   path: ['admin', 'rotate-secrets-key'],
   summary: 'Seal every secret the database keeps again with SECRETS_KEY (after changing it; the old key in SECRETS_KEY_PREVIOUS).',
@@ -312,6 +443,11 @@ export const commands: readonly Command[] = [
   toolSwitch(false),
   toolSwitch(true),
   adminResetPassword,
+  adminInviteMember,
+  adminListMembers,
+  adminUpdateMember,
+  adminRemoveMember,
+  adminCancelInvitation,
   adminRotateSecretsKey,
   seedDemo,
 ]
@@ -406,7 +542,7 @@ function unknownCommand(argv: readonly string[]): UsageError {
 }
 
 interface Parsed {
-  options: Record<string, string | boolean | undefined>
+  options: Record<string, string | string[] | boolean | undefined>
   args: Record<string, string>
 }
 
@@ -429,6 +565,8 @@ function parseInvocation(command: Command, argv: string[]): Parsed | 'help' {
   if (tokens.some((t) => t.kind === 'option' && t.name === 'help')) return 'help'
 
   const options: Parsed['options'] = {}
+  /** The values of options given more than once (`multiple`), in order. */
+  const lists: Record<string, string[]> = {}
   const positionals: string[] = []
   for (const token of tokens) {
     if (token.kind === 'positional') positionals.push(token.value)
@@ -436,7 +574,7 @@ function parseInvocation(command: Command, argv: string[]): Parsed | 'help' {
     const spec = Object.hasOwn(specs, token.name) ? specs[token.name] : undefined
     const flag = token.rawName
     if (!spec) throw usage(`unknown option '${flag}' for '${name}'`)
-    if (token.name in options) throw usage(`${flag} is given twice`)
+    if (token.name in options && !spec.multiple) throw usage(`${flag} is given twice`)
     if (spec.type === 'boolean') {
       if (token.value !== undefined) throw usage(`${flag} takes no value`)
       options[token.name] = true
@@ -448,11 +586,13 @@ function parseInvocation(command: Command, argv: string[]): Parsed | 'help' {
     if (spec.choices && !spec.choices.includes(token.value)) {
       throw usage(`${flag} must be one of ${spec.choices.join(', ')}, not '${token.value}'`)
     }
-    options[token.name] = token.value
+    if (spec.multiple) (lists[token.name] ??= []).push(token.value)
+    else options[token.name] = token.value
   }
   for (const [key, spec] of Object.entries(specs)) {
     if (spec.type === 'boolean') options[key] ??= false
-    else if (spec.required && options[key] === undefined) throw usage(`'${name}' needs --${key} ${placeholder(spec)}`)
+    else if (spec.multiple) options[key] = lists[key] ?? []
+    if (spec.required && (spec.multiple ? (lists[key] ?? []).length === 0 : options[key] === undefined)) throw usage(`'${name}' needs --${key} ${placeholder(spec)}`)
   }
   const names = command.positionals ?? []
   if (positionals.length < names.length) throw usage(`'${name}' needs ${names.slice(positionals.length).join(' ')}`)
@@ -546,6 +686,7 @@ function usageLine(command: Command): string {
   for (const [key, spec] of Object.entries(command.options)) {
     const option = spec.type === 'boolean' ? `--${key}` : `--${key} ${placeholder(spec)}`
     parts.push(spec.required ? option : `[${option}]`)
+    if (spec.multiple) parts.push(`[${option} …]`)
   }
   return parts.join(' ')
 }
@@ -582,7 +723,7 @@ function globalHelp(): string {
 function commandHelp(command: Command): string {
   const options = Object.entries(command.options).map(([key, spec]): [string, string] => [
     spec.type === 'boolean' ? `--${key}` : `--${key} ${placeholder(spec)}`,
-    spec.description + (spec.required ? ' (required)' : ''),
+    spec.description + (spec.required ? ' (required)' : '') + (spec.multiple ? ' (may be repeated)' : ''),
   ])
   return [
     `Usage: ${usageLine(command)}`,

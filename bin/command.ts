@@ -21,15 +21,19 @@ export interface OptionSpec {
   description: string
   required?: boolean
   choices?: readonly string[]
+  /** May be given more than once (a string option): its value is the list, in order. */
+  multiple?: boolean
 }
 export type OptionSpecs = Readonly<Record<string, OptionSpec>>
 
 // The last branch is the erased OptionSpec, whose type is still the union of both.
 type OptionValue<S extends OptionSpec> = S extends { type: 'boolean' }
   ? boolean
-  : S extends { type: 'string' }
-    ? (S extends { choices: readonly (infer C extends string)[] } ? C : string) | (S extends { required: true } ? never : undefined)
-    : string | boolean | undefined
+  : S extends { type: 'string'; multiple: true }
+    ? (S extends { choices: readonly (infer C extends string)[] } ? C : string)[]
+    : S extends { type: 'string' }
+      ? (S extends { choices: readonly (infer C extends string)[] } ? C : string) | (S extends { required: true } ? never : undefined)
+      : string | string[] | boolean | undefined
 
 export type OptionValues<O extends OptionSpecs> = { -readonly [K in keyof O]: OptionValue<O[K]> }
 

@@ -10,6 +10,7 @@ import { serializerOf, strictAjv, validatorOf } from './validation.ts'
 import { ProjectRef, roles, type Role } from '../schemas/atoms.ts'
 import type { Repositories } from '../db/repositories/index.ts'
 import { defaultWebhookPolicy, type WebhookPolicy } from './webhooks.ts'
+import { disabledMailer, type Mailer } from './mail.ts'
 
 export interface Annotations {
   readOnlyHint: boolean
@@ -43,10 +44,10 @@ interface Context {
   registry: Registry
   /** Which webhook URLs may be subscribed (the configuration's WEBHOOKS_ALLOW_PRIVATE_NETWORKS). */
   webhookPolicy: WebhookPolicy
-  /** PUBLIC_URL: where the links an operation makes (a password reset's) point. */
+  /** Outgoing mail (SMTP_URL): `enabled` is false when none is configured. */
+  mail: Mailer
+  /** The address clients reach this deployment at (PUBLIC_URL, no trailing slash): links an operation makes start with it. */
   publicUrl: string
-  /** Outgoing mail (plugins/mail.ts): `enabled` only with SMTP_URL and MAIL_FROM set. */
-  mail: OutgoingMail
   /**
    * Runs another operation as the same caller (a project operation in the same project unless
    * `args.project` names another), with its validation and access checks: how a plugin's tool
@@ -56,20 +57,6 @@ interface Context {
 }
 export type WorkspaceContext = Context
 
-/** Outgoing mail as operations see it (plugins/mail.ts implements it). */
-export interface OutgoingMail {
-  readonly enabled: boolean
-  /** Sends one plain-text message; rejects when it could not be sent. */
-  send(message: { to: string; subject: string; text: string }): Promise<void>
-}
-
-/** Mail that is off: nothing is ever sent. */
-export const noMail: OutgoingMail = {
-  enabled: false,
-  send: async () => {
-    throw new Error('Mail is not configured (SMTP_URL and MAIL_FROM).')
-  },
-}
 export type ProjectContext = Context & { project: ProjectAccess }
 
 interface OperationBase<I extends TObject, O extends TSchema> {
@@ -260,8 +247,10 @@ interface RegistryDeps {
   /** Check every result against its output schema and fail loudly (tests turn this on). */
   checkOutputs?: boolean
   webhookPolicy?: WebhookPolicy
+  /** The mailer operations send with (default: none configured). */
+  mail?: Mailer
+  /** PUBLIC_URL (default http://127.0.0.1:3000). */
   publicUrl?: string
-  mail?: OutgoingMail
 }
 
 export class Registry {
@@ -405,8 +394,8 @@ export class Registry {
       now: this.deps.now,
       registry: this,
       webhookPolicy: this.deps.webhookPolicy ?? defaultWebhookPolicy,
+      mail: this.deps.mail ?? disabledMailer,
       publicUrl: this.deps.publicUrl ?? 'http://127.0.0.1:3000',
-      mail: this.deps.mail ?? noMail,
       call: (name, nested = {}) => this.invoke(this.operation(name), nested,
         { principal: call.principal, projectRef: project?.id ?? call.projectRef, surface: 'operation', log: call.log }),
     }

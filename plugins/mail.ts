@@ -11,20 +11,9 @@ import fp from 'fastify-plugin'
 import type { FastifyInstance } from 'fastify'
 import { createTransport } from 'nodemailer'
 import type { MailConfig } from '../config.ts'
+import { disabledMailer, MailError, type Mailer, type MailMessage } from '../core/mail.ts'
 
-export interface MailMessage {
-  to: string
-  subject: string
-  /** Plain text: every message is readable as it is, in any client. */
-  text: string
-}
-
-export interface Mailer {
-  /** Whether messages are sent at all (SMTP_URL is set). */
-  readonly enabled: boolean
-  /** Sends one message; throws MailError when the server refuses it or cannot be reached in time. */
-  send(message: MailMessage): Promise<void>
-}
+export { MailError, type Mailer, type MailMessage } from '../core/mail.ts'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -34,10 +23,6 @@ declare module 'fastify' {
 
 /** The longest a message may take to send, connecting included. */
 export const SEND_DEADLINE_MS = 15_000
-
-export class MailError extends Error {
-  override name = 'MailError'
-}
 
 /** An SMTP URL as it may be shown: without its password. */
 export function redactSmtpUrl(url: string): string {
@@ -53,12 +38,7 @@ export function redactSmtpUrl(url: string): string {
 async function mailPlugin(app: FastifyInstance, options: { mail?: MailConfig | undefined }) {
   const config = options.mail
   if (!config) {
-    app.decorate('mail', {
-      enabled: false,
-      async send() {
-        throw new MailError('Mail is not configured (SMTP_URL and MAIL_FROM).')
-      },
-    } satisfies Mailer)
+    app.decorate('mail', disabledMailer)
     return
   }
   // nodemailer's own timeouts bound each step; the signal below bounds the whole.

@@ -18,12 +18,12 @@ export interface RegistryPluginOptions {
   /** Check every result against its operation's output schema (tests). */
   checkOutputs?: boolean
   webhookPolicy?: WebhookPolicy
-  /** PUBLIC_URL, for the links operations make. */
-  publicUrl?: string
+  /** PUBLIC_URL: the start of every link an operation makes (an invitation's). */
+  publicUrl: string
 }
 
 async function registryPlugin(app: FastifyInstance, options: RegistryPluginOptions) {
-  const registry = new Registry({ repos: app.repos, now: options.now, checkOutputs: options.checkOutputs, webhookPolicy: options.webhookPolicy, publicUrl: options.publicUrl, mail: app.mail })
+  const registry = new Registry({ repos: app.repos, now: options.now, checkOutputs: options.checkOutputs, webhookPolicy: options.webhookPolicy, mail: app.mail, publicUrl: options.publicUrl })
   app.decorate('now', options.now)
   app.decorate('registry', registry)
 }

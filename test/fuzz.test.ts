@@ -23,7 +23,7 @@ import { Agent, csrfOf } from './console/helpers.ts'
 import { hiddenFields, REDIRECT } from './oauth/helpers.ts'
 import { createKey, revokeKey } from '../bin/admin.ts'
 import { coercingAjv, strictAjv } from '../core/validation.ts'
-import { generateKey } from '../db/keys.ts'
+import { generateKey, generateSecret, hashKey, linkTokenPrefixes } from '../db/keys.ts'
 import { pkceS256 } from '../routes/oauth.ts'
 import { surfaceKinds } from '../plugins/auth.ts'
 import { badValues, jsonText, mutations, pathText, queryText, REMOVE, setAt, urlEncode, arbitraryMutation, deeplyNested, type BadValue, type Mutation, type Schema } from './fuzz/mutations.ts'
@@ -221,6 +221,11 @@ t.test('fuzzing every route', async (t) => {
   await revokeKey(app, revoked.id)
   const spareKey = await createKey(app, { email: ws.user.email, kind: 'service', name: 'spare' })
   const otherKeyId = (await createKey(app, { email: other.user.email, kind: 'service' })).id
+  // An invitation still open: its link's page and form, and the id the Members page cancels it by.
+  const inviteToken = generateSecret(linkTokenPrefixes.invitation)
+  const invited = await app.repos.members.invite({ workspaceId: ws.workspace.id, email: 'fuzz-invited@example.com', invitedBy: ws.user.id, projects: [{ projectId: P, role: 'viewer' }], tokenHash: hashKey(inviteToken), now: new Date(), expiresAt: new Date(Date.now() + 86_400_000) })
+  if (!invited.ok) throw new Error('setup: no invitation')
+  const invitationId = invited.invitation.id
 
   // The console, signed in as the owner, with a form token.
   const agent = new Agent(app, '10.255.0.1')
@@ -745,8 +750,8 @@ t.test('fuzzing every route', async (t) => {
 
   await t.test('the console and the authorization page: forms and pages', async (t) => {
     const consoleRoutes = routes.filter((r) => r.url.startsWith('/console') || r.url === '/oauth/authorize')
-    const defaults: Record<string, string> = { project: ws.project.slug, id: opp, file: 'console.css', delivery: message, token: `gdp_${'A'.repeat(38)}`, ref: 'ffffffffffffffff' }
-    const idFor = (url: string) => (url.includes('/keys/') ? spareKey.id : url.includes('/connections/') ? grantId : url.includes('/webhooks/') ? hook : opp)
+    const defaults: Record<string, string> = { project: ws.project.slug, id: opp, file: 'console.css', delivery: message, token: inviteToken, ref: 'ffffffffffffffff' }
+    const idFor = (url: string) => (url.includes('/keys/') ? spareKey.id : url.includes('/connections/') ? grantId : url.includes('/webhooks/') ? hook : url.includes('/members/') ? viewer.user.id : url.includes('/invitations/') ? invitationId : opp)
     const pathFor = (url: string, values: Record<string, string> = {}) => fill(url, { ...defaults, id: idFor(url), ...values })
     const badPath = ['x', 'a'.repeat(101), 'a\u0000b', '\ud800', '..', other.project.id, otherOpp, otherKeyId, otherGrant]
     const badQuery: Record<string, string>[] = [{ page: '1e300' }, { page: '-1' }, { page_size: '5e17' }, { status: 'nope' }, { window: 'x' }, { next: '//evil.example' }, { next: 'https://evil.example' }, { next: '/\\evil.example' }, { date: '\u0000' }, { type: 'x'.repeat(300) }, { evaluation: '' }, { client_id: 'x' }]
@@ -794,6 +799,18 @@ t.test('fuzzing every route', async (t) => {
       'POST /console/profile/sessions/:ref/sign-out': { valid: {}, bad: { ':ref': [...badPath, 'ffffffffffffffff', '0123456789abcdef'] } },
       'POST /console/profile/sessions/sign-out-others': 'csrf-only',
       'POST /console/members/reset-link': { valid: { email: other.user.email, back: '/console' }, bad: { email: ['', 'x'.repeat(5000), 'a\u0000b', 'nobody@example.test', ws.user.email], back: ['//evil.example', 'https://evil.example'] } },
+      'POST /console/members/invite': {
+        valid: { email: 'fuzzed@example.com', [`role_${P}`]: 'viewer' },
+        bad: { email: ['', 'x', 'a\u0000b', `${'x'.repeat(300)}@example.com`, viewer.user.email, other.user.email], [`role_${P}`]: ['admin', 'none', '', 'a\u0000b'], [`role_${other.project.id}`]: ['viewer'] },
+      },
+      'POST /console/members/:id/role': { valid: { project: P, role: 'owner' }, bad: { role: ['admin', '', 'a\u0000b'], project: [other.project.id, 'no-such-project', '', 'a\u0000b'], ':id': [...badPath, ws.user.id] } },
+      'POST /console/members/:id/remove-from-project': { valid: { project: P }, bad: { project: [other.project.id, 'no-such-project', '', 'a\u0000b'], ':id': [...badPath, ws.user.id] } },
+      'POST /console/members/:id/remove': { valid: {}, bad: { ':id': [...badPath, ws.user.id] } },
+      'POST /console/invitations/:id/cancel': { valid: {}, bad: { ':id': [...badPath, 'inv_doesnotexist000'] } },
+      'POST /console/invite/:token': {
+        valid: { password: 'a long enough password', repeat: 'a long enough password' },
+        bad: { password: ['', 'short', 'a\u0000b'.repeat(5), 'x'.repeat(201)], repeat: ['', 'another long password'], ':token': ['x', 'gdv_doesnotexist', generateSecret(linkTokenPrefixes.invitation), generateSecret(linkTokenPrefixes.passwordReset), 'a\u0000b', '\ud800'] },
+      },
       'POST /oauth/authorize': {
         valid: {},
         bad: {

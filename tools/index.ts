@@ -37,6 +37,11 @@ import testWebhook from './test-webhook.ts'
 import listWebhookDeliveries from './list-webhook-deliveries.ts'
 import redeliverWebhook from './redeliver-webhook.ts'
 import createPasswordReset from './create-password-reset.ts'
+import listMembers from './list-members.ts'
+import inviteMember from './invite-member.ts'
+import updateMember from './update-member.ts'
+import removeMember from './remove-member.ts'
+import cancelInvitation from './cancel-invitation.ts'
 
 export const operations: Operation[] = [
   discoverTools,
@@ -75,6 +80,11 @@ export const operations: Operation[] = [
   listWebhookDeliveries,
   redeliverWebhook,
   createPasswordReset,
+  listMembers,
+  inviteMember,
+  updateMember,
+  removeMember,
+  cancelInvitation,
 ]
 
 const builtinTools: ToolPlugin = async (app) => {

@@ -5,6 +5,7 @@ import { createApiKeysRepository } from './api-keys.ts'
 import { createEventsRepository } from './events.ts'
 import { createOpportunitiesRepository } from './opportunities.ts'
 import { createMemoriesRepository } from './memories.ts'
+import { createMembersRepository } from './members.ts'
 import { createSignalsRepository } from './signals.ts'
 import { createOAuthRepository } from './oauth.ts'
 import { createSessionsRepository } from './sessions.ts'
@@ -23,6 +24,7 @@ export function createRepositories(db: Queryable, cache: SettingsCache = new Set
   return {
     workspaces: createWorkspacesRepository(db, cache),
     users: createUsersRepository(db, cache),
+    members: createMembersRepository(db, cache),
     projects: createProjectsRepository(db, cache),
     apiKeys: createApiKeysRepository(db, cache),
     opportunities: createOpportunitiesRepository(db),

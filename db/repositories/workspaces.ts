@@ -29,6 +29,12 @@ export function createWorkspacesRepository(db: Queryable, cache = new SettingsCa
         .orderBy(workspaces.createdAt, workspaces.id)
     },
 
+    /** The workspace's name, or undefined when there is no such workspace. */
+    async name(id: string): Promise<string | undefined> {
+      const [row] = await db.select({ name: workspaces.name }).from(workspaces).where(eq(workspaces.id, id))
+      return row?.name
+    },
+
     async count(): Promise<number> {
       const [row] = await db.select({ n: sql<number>`count(*)::int` }).from(workspaces)
       return row!.n

@@ -27,6 +27,7 @@ import { downloadRoutes } from './downloads.ts'
 import { webhookPages } from './webhooks.ts'
 import { workspacePages } from './workspace.ts'
 import { passwordPages, passwordResetPages } from './passwords.ts'
+import { invitationPages, memberPages } from './members.ts'
 
 declare module 'fastify' {
   interface FastifyReply {
@@ -128,10 +129,11 @@ export default async function consolePlugin(app: FastifyInstance, options: Conso
   app.get('/', { schema: { hide: true } }, async (_request, reply) => reply.redirect('/console', 302))
   signInPages(app)
   passwordResetPages(app, { publicUrl: options.publicUrl })
+  invitationPages(app)
   // Every other page needs a signed-in user: one hook for the whole scope, before any route's own.
   await app.register(async (signedIn) => {
     signedIn.addHook('preHandler', requireUser)
-    for (const area of [signOutRoute, projectPages, profilePages, apiKeyPages, boardPages, metricsPages, downloadRoutes, webhookPages, workspacePages]) area(signedIn)
+    for (const area of [signOutRoute, projectPages, profilePages, apiKeyPages, boardPages, metricsPages, downloadRoutes, webhookPages, workspacePages, memberPages]) area(signedIn)
     passwordPages(signedIn)
   })
   // Unknown console addresses get a page in the console's look (the root handler answers JSON

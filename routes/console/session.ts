@@ -26,16 +26,18 @@ declare module 'fastify' {
     newWebhookSecret?: { project: string; id: string; sealedSecret: string; at: number }
     /** A password-reset link just made for a member (Members → Reset link), sealed, until the page that shows it once; no link when it was mailed. */
     newResetLink?: { email: string; sealedLink: string | null; mailError: string | null; expiresAt: string; at: number }
+    /** An invitation just made, its link sealed, held until the page that shows the link once. */
+    newInvitation?: { sealedLink: string; email: string; projects: string[]; expiresAt: string; mailed: boolean; at: number }
   }
 }
 
 export const SESSION_HOURS = 12
 
-/** How long a new key or webhook secret waits in the session for the page that shows it (the redirect is followed at once). */
+/** How long a new key, webhook secret or invitation link waits in the session for the page that shows it (the redirect is followed at once). */
 export const NEW_SECRET_SHOWN_FOR_MS = 60_000
 
 /** The session fields that hold a secret until the page that shows it once. */
-export type SecretSlot = 'newKey' | 'newWebhookSecret' | 'newResetLink'
+export type SecretSlot = 'newKey' | 'newWebhookSecret' | 'newResetLink' | 'newInvitation'
 
 /**
  * A secret waiting in the session for the page that shows it once (`slot`: the session field),

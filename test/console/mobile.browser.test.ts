@@ -164,6 +164,7 @@ t.test('every console page fits a phone', { skip }, async (t) => {
     await visit(t, 'mcp-access', '/console/profile/mcp-access')
     await visit(t, 'profile', '/console/profile')
     await visit(t, 'workspace', '/console/workspace')
+    await visit(t, 'members', '/console/members')
 
     // The consent page, then an OAuth connection for Connected apps.
     await visit(t, 'consent', authorize.pathname + authorize.search)

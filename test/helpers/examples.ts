@@ -2,11 +2,11 @@
 // operation of the registry, tools and the others, read from the app, so that a new operation —
 // in this repository or from a plugin — is tested by the same suites with no table to edit.
 //
-// An example names records by id (opp_…, mem_…, whk_…, msg_…, key_…) and members by an email
-// at member.example that a fresh database does not have, and webhook URLs on the internet. A
-// `World` makes them real in one workspace: each id or member email an example names is replaced
-// by a record made for it the first time (the same record every time after), and an https
-// webhook URL by a loopback one (the suites allow private networks),
+// An example names records by id (opp_…, mem_…, whk_…, msg_…, key_…, inv_…) and members by an
+// email that a fresh database does not have, and webhook URLs on the internet.
+// A `World` makes them real in one workspace: each id or member email an example names is
+// replaced by a record made for it the first time (the same record every time after), and an
+// https webhook URL by a loopback one (the suites allow private networks),
 // so that a valid example is answered with a result, and an invalid one is refused for its own
 // fault, not for a record that is missing.
 import type { FastifyInstance } from 'fastify'
@@ -43,9 +43,7 @@ export function invalidAnswerProblem(status: number, body: string, field: string
 /** Is this answer a refusal of the arguments as such (never the answer to a valid example)? */
 export const isInvalidArguments = (status: number, body: string) => status === 400 && body.includes('"code":"invalid_arguments"')
 
-const ID = /^(opp|mem|whk|msg|key)_[0-9A-Za-z]{1,40}$/
-/** The domain of the emails in examples that name a member of the workspace (RFC 2606's reserved .example). */
-const MEMBER_DOMAIN = '@member.example'
+const ID = /^(opp|mem|whk|msg|key|inv)_[0-9A-Za-z]{1,40}$/
 
 /** The records of one workspace that examples name, made as they are first named. */
 export class World {
@@ -66,6 +64,15 @@ export class World {
   async realize(op: Operation, args: Record<string, unknown>): Promise<Record<string, unknown>> {
     const out = structuredClone(args)
     if (op.scope === 'workspace' && typeof out.project === 'string') out.project = this.ws.project.id
+    if (typeof out.from_project === 'string' && out.from_project !== '') out.from_project = this.ws.project.id
+    // A list of projects with roles (an invitation's) names this workspace's project too.
+    if (op.scope === 'workspace' && Array.isArray(out.projects)) {
+      out.projects = out.projects.map((p: unknown) => (p && typeof p === 'object' && typeof (p as { project?: unknown }).project === 'string' ? { ...p, project: this.ws.project.id } : p))
+    }
+    // An email names a member of this workspace, made the first time it is named (emails are
+    // unique in the deployment: each workspace's member has its own address) — except in an
+    // invitation, which names someone who is not a member yet.
+    if (typeof out.email === 'string' && /^[^@\s]+@[^@\s]+$/.test(out.email) && op.name !== 'invite_member') out.email = await this.member(out.email)
     if (typeof out.url === 'string' && out.url.startsWith('https://')) {
       const url = new URL(out.url)
       out.url = `http://${url.username ? `${url.username}:${url.password}@` : ''}127.0.0.1:9${url.pathname}${url.search}`
@@ -81,21 +88,7 @@ export class World {
     }
     await replace(out, false)
     await replace(out, true)
-    // An email at member.example names a member of this workspace (a password reset's target).
-    if (typeof out.email === 'string' && out.email.endsWith(MEMBER_DOMAIN)) out.email = await this.member(out.email)
     return out
-  }
-
-  /** A member of this workspace (a viewer of its project) standing for `literal`, made the first time it is named. */
-  private async member(literal: string): Promise<string> {
-    const known = this.made.get(literal)
-    if (known) return known
-    const { app, ws } = this
-    const email = `${literal.slice(0, -MEMBER_DOMAIN.length)}-${ws.workspace.id.slice(4, 12).toLowerCase()}${MEMBER_DOMAIN}`
-    const user = await app.repos.users.create({ workspaceId: ws.workspace.id, email, passwordHash: 'no password: named by an example' })
-    await app.repos.users.setMembership({ userId: user.id, projectId: ws.project.id, role: 'viewer' })
-    this.made.set(literal, email)
-    return email
   }
 
   private async record(literal: string, webhook: unknown): Promise<string> {
@@ -122,11 +115,30 @@ export class World {
         id = (await app.repos.webhooks.enqueueOne(hook, 'webhook.test', {}, now)).id
         break
       }
+      case 'inv': {
+        const made = await app.repos.members.invite({ workspaceId: ws.workspace.id, email: `invited-${this.made.size}@example.com`, invitedBy: ws.user.id, projects: [{ projectId: ws.project.id, role: 'viewer' }], tokenHash: `example-${literal}-${ws.workspace.id}`, now, expiresAt: new Date(now.getTime() + 7 * 86_400_000) })
+        if (!made.ok) throw new Error('could not make an invitation')
+        id = made.invitation.id
+        break
+      }
       default:
         id = (await app.repos.apiKeys.create({ workspaceId: ws.workspace.id, userId: ws.user.id, kind: 'service', name: `named by an example as ${literal}` })).row.id
     }
     this.made.set(key, id)
     return id
+  }
+
+  private async member(email: string): Promise<string> {
+    const key = `member ${email}`
+    const known = this.made.get(key)
+    if (known) return known
+    const [local, domain] = email.split('@') as [string, string]
+    const address = `${local}+${this.ws.workspace.id}@${domain}`.toLowerCase()
+    const { app, ws } = this
+    const user = await app.repos.users.create({ workspaceId: ws.workspace.id, email: address, passwordHash: 'scrypt$1024$8$1$x$y' })
+    await app.repos.users.setMembership({ userId: user.id, projectId: ws.project.id, role: 'reviewer' })
+    this.made.set(key, address)
+    return address
   }
 
   private webhook() {
