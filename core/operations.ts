@@ -10,6 +10,7 @@ import { serializerOf, strictAjv, validatorOf } from './validation.ts'
 import { ProjectRef, roles, type Role } from '../schemas/atoms.ts'
 import type { Repositories } from '../db/repositories/index.ts'
 import { defaultWebhookPolicy, type WebhookPolicy } from './webhooks.ts'
+import { unknownToolHint } from './tool-search.ts'
 
 export interface Annotations {
   readOnlyHint: boolean
@@ -303,10 +304,12 @@ export class Registry {
   /** A tool the caller's workspace has, or NotFound (unknown, not a tool, or disabled there). */
   async toolFor(principal: Principal, name: string): Promise<Operation> {
     const entry = this.entries.get(name)
-    if (!entry || entry.op.tool === false) throw new UnknownToolError(name, `There is no tool named '${name}'.`)
     const disabled = await this.deps.repos.workspaces.disabledTools(principal.workspaceId)
-    if (disabled.includes(name)) throw new UnknownToolError(name, `There is no tool named '${name}' enabled in this workspace.`)
-    return entry.op
+    if (entry && entry.op.tool !== false && !disabled.includes(name)) return entry.op
+    // The same message on every surface: the closest names the workspace has, and discover_tools.
+    const hint = unknownToolHint(name, this.contracts(disabled))
+    const known = entry && entry.op.tool !== false
+    throw new UnknownToolError(name, `There is no tool named '${name}'${known ? ' enabled in this workspace' : ''}. ${hint}`)
   }
 
   /**

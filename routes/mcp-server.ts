@@ -15,7 +15,6 @@ import {
   ResourceNotFoundError,
   SERVER_INFO_META_KEY,
   Server,
-  SUPPORTED_PROTOCOL_VERSIONS,
   type AuthInfo,
   type CacheHint,
   type CallToolResult,
@@ -27,6 +26,7 @@ import { AjvJsonSchemaValidator } from '@modelcontextprotocol/server/validators/
 import { growthSkillMarkdown, skillMarkdown } from '../docs/agent-docs.ts'
 import { createFastLane, toolCallResult, type FastLane } from './mcp-fast.ts'
 import { UnknownToolError, type Call } from '../core/operations.ts'
+import { LEGACY_PROTOCOL_VERSIONS, SERVED_PROTOCOL_VERSIONS, unsupportedVersionAnswer } from './mcp-era.ts'
 
 /** Who we are: the SDK's `serverInfo`, and what the fast lane stamps where the SDK would. */
 const SERVER_INFO = { name: 'growthdesk', version: '0.1.0' }
@@ -119,8 +119,9 @@ export function createMcpServer(app: FastifyInstance, options: { publicUrl: stri
     try {
       return await toolCallResult(app, callerOf(ctx), name, args)
     } catch (err) {
-      // An unknown (or disabled) tool is a protocol error in MCP, not a failed call.
-      if (err instanceof UnknownToolError) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${name}`)
+      // An unknown (or disabled) tool is a protocol error in MCP, not a failed call; its message
+      // is REST's (the closest names, and discover_tools).
+      if (err instanceof UnknownToolError) throw new ProtocolError(ProtocolErrorCode.InvalidParams, err.message)
       throw err
     }
   }
@@ -148,6 +149,8 @@ export function createMcpServer(app: FastifyInstance, options: { publicUrl: stri
       instructions,
       jsonSchemaValidator: validator,
       cacheHints: CACHE_HINTS,
+      // 2025-03-26 and later (a 2024 initialize negotiates 2025-11-25), and 2026-07-28.
+      supportedProtocolVersions: [...SERVED_PROTOCOL_VERSIONS],
     })
     server.setRequestHandler('tools/list', listTools)
     server.setRequestHandler('tools/call', callTool)
@@ -172,6 +175,8 @@ export function createMcpServer(app: FastifyInstance, options: { publicUrl: stri
    * `enableJsonResponse` — the built-in fallback answers with an SSE stream, and this endpoint has
    * always answered 2025 clients with JSON (clients that accept only JSON included). */
   async function legacy(request: Request, authInfo: AuthInfo, parsedBody: unknown): Promise<Response> {
+    const refusal = unsupportedVersionAnswer(parsedBody, request.headers.get('mcp-protocol-version'))
+    if (refusal !== undefined) return new Response(refusal, { status: 400, headers: { 'content-type': 'application/json' } })
     const server = newServer()
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true })
     await server.connect(transport)
@@ -182,7 +187,7 @@ export function createMcpServer(app: FastifyInstance, options: { publicUrl: stri
     }
   }
 
-  const fastToolCall = createFastLane(app, { legacyVersions: SUPPORTED_PROTOCOL_VERSIONS, serverInfoKey: SERVER_INFO_META_KEY, serverInfo: SERVER_INFO })
+  const fastToolCall = createFastLane(app, { legacyVersions: LEGACY_PROTOCOL_VERSIONS, serverInfoKey: SERVER_INFO_META_KEY, serverInfo: SERVER_INFO })
 
   return {
     fastToolCall,

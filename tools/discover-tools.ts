@@ -1,9 +1,7 @@
 import { Type } from '@sinclair/typebox'
 import { defineOperation } from '../core/operations.ts'
+import { words } from '../core/tool-search.ts'
 
-/** Lower-case words, each in a crude singular, so that 'memory' finds 'memories' and back. */
-const singular = (word: string) => (word.length > 3 ? word.replace(/ies$/, 'y').replace(/([^s])s$/, '$1') : word)
-const words = (text: string) => text.toLowerCase().split(/[^a-z0-9]+/).filter(Boolean).map(singular)
 
 export default defineOperation({
   name: 'discover_tools',

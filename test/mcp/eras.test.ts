@@ -174,7 +174,7 @@ t.test('an unknown tool is -32602 naming it once, in both eras', async (t) => {
   t.equal((b as McpError).code, -32602)
   for (const [era, e] of [['2026-07-28', a], ['2025-11-25', b]] as const) {
     const message = (e as Error).message
-    t.match(message, /Unknown tool: no_such_tool/, `${era}: names the tool`)
+    t.match(message, /There is no tool named 'no_such_tool'\. .*discover_tools/, `${era}: names the tool and discover_tools`)
     t.notMatch(message, /MCP error -32602:.*MCP error -32602:/, `${era}: the prefix once: ${message}`)
   }
 })
@@ -266,7 +266,7 @@ t.test('2026-07-28: an unknown tool and a disabled tool are -32602 with the id',
   const res = await post(rpc(50, 'tools/call', { name: 'no_such_tool', arguments: {} }), { 'mcp-method': 'tools/call', 'mcp-name': 'no_such_tool' })
   t.equal(res.body.id, 50)
   t.equal(res.body.error?.code, -32602)
-  t.equal(res.body.error?.message, 'Unknown tool: no_such_tool')
+  t.equal(res.body.error?.message, (await rest('no_such_tool', {})).body.match(/"message":"([^"]*)"/)?.[1], 'the message of REST\'s 404')
   await app.repos.workspaces.setToolEnabled(ws.workspace.id, 'get_overview', false)
   t.teardown(() => app.repos.workspaces.setToolEnabled(ws.workspace.id, 'get_overview', true))
   const disabled = await post(rpc(51, 'tools/call', { name: 'get_overview', arguments: { project } }), { 'mcp-method': 'tools/call', 'mcp-name': 'get_overview' })
