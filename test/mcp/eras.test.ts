@@ -20,7 +20,8 @@ const { app, url } = await listenTestApp(t, { now, config: { webhooks: { enabled
 // own workspace, so that every surface meets the same state (reads are made on the first, by all three).
 const worlds = await Promise.all([0, 1, 2].map(async () => new World(app, await seedWorkspace(app))))
 const ws = worlds[0]!.ws
-const endpoint = `${url}/mcp`
+// Every toolset listed (the default list is test/mcp/toolsets.test.ts's).
+const endpoint = `${url}/mcp?toolsets=all`
 for (const { ws } of worlds) {
   await ingestEvents(app, ws.keys.ingest, [
     ['signup', 'u1', '2025-06-08T09:00:00Z'],
@@ -80,7 +81,8 @@ t.test('both eras list every registry tool, in registry order, fully described',
   }
   for (const tool of a.tools) {
     t.ok(tool.title, `${tool.name}: title`)
-    for (const hint of ['readOnlyHint', 'destructiveHint', 'idempotentHint'] as const) t.type(tool.annotations?.[hint], 'boolean', `${tool.name}: ${hint}`)
+    const hints = tool.annotations?.readOnlyHint ? ['readOnlyHint'] as const : ['readOnlyHint', 'destructiveHint', 'idempotentHint'] as const
+    for (const hint of hints) t.type(tool.annotations?.[hint], 'boolean', `${tool.name}: ${hint}`)
     t.ok(tool.outputSchema, `${tool.name}: outputSchema`)
     t.strictSame(empty(tool.outputSchema, '', []), [], `${tool.name}: no empty {} sub-schema in outputSchema`)
     t.doesNotThrow(() => ajv.compile(tool.outputSchema!), `${tool.name}: outputSchema is JSON Schema 2020-12`)
