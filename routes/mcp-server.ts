@@ -4,8 +4,10 @@
 // (`createMcpHandler`) and the 2025 stateless idiom, chosen by the route's certain era
 // (routes/mcp-era.ts) or else by the SDK's own era classifier; both call the factory below for
 // every request, which only wires prebuilt handlers into a fresh low-level Server: the tool
-// list, documents, validator and handlers are all built once. Ordinary tools/call requests are
-// answered by the fast lane beside it (routes/mcp-fast.ts), held byte-identical to this server.
+// list, documents, skills (routes/mcp-skills.ts), validator and handlers are all built once.
+// Ordinary tools/call requests are answered by the fast lane beside it (routes/mcp-fast.ts), held
+// byte-identical to this server. With MCP_CONFORMANCE_FIXTURES=true the conformance suite's
+// fixtures (routes/mcp-conformance.ts, loaded only then) wrap the handlers.
 import type { FastifyInstance } from 'fastify'
 import {
   createMcpHandler,
