@@ -273,7 +273,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     await app.register(oauthMetadataRoutes, { publicUrl: config.publicUrl })
     await app.register(oauthRoutes, { publicUrl: config.publicUrl })
     await app.register(consolePlugin, { publicUrl: config.publicUrl, clientMetadataPrivateNetwork: config.oauthClientMetadataPrivateNetwork, clientMetadataTimeoutMs: options.clientMetadataTimeoutMs })
-    await app.register(mcpRoutes, { publicUrl: config.publicUrl, allowedOrigins: config.allowedOrigins, fastLane: options.mcpFastLane, onPath: options.onMcpPath })
+    await app.register(mcpRoutes, { publicUrl: config.publicUrl, allowedOrigins: config.allowedOrigins, fastLane: options.mcpFastLane, onPath: options.onMcpPath, conformanceFixtures: config.conformanceFixtures })
   } catch (err) {
     // A plugin failed after the database opened: close it (and its lock) before giving up.
     await app.close().catch(() => {})

@@ -39,6 +39,7 @@ export const EnvSchema = Type.Object({
     ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)),
     { default: 'info' }
   ),
+  MCP_CONFORMANCE_FIXTURES: Type.Union([Type.Literal('true'), Type.Literal('false')], { default: 'false' }),
   /** Any value; only `production` changes anything (Config.production). */
   NODE_ENV: Type.Optional(Type.String()),
 })
@@ -73,6 +74,7 @@ const hints: Record<keyof Env, string> = {
   SECRETS_KEY: 'a 32-byte key in base64 (44 characters, e.g. from `openssl rand -base64 32`) or hex (64 characters)',
   SECRETS_KEY_PREVIOUS: 'a comma-separated list of 32-byte keys, each in base64 (44 characters) or hex (64 characters)',
   LOG_LEVEL: 'one of fatal, error, warn, info, debug, trace, silent',
+  MCP_CONFORMANCE_FIXTURES: 'true or false (true only to run the MCP conformance suite, never in production)',
   NODE_ENV: 'production, or anything else for development',
 }
 
@@ -147,6 +149,12 @@ export interface Config {
    * links are sent by mail. Absent: nothing is sent, and such links are shown to whoever made them.
    */
   mail?: MailConfig
+  /**
+   * MCP_CONFORMANCE_FIXTURES=true: /mcp also serves the official conformance suite's fixtures
+   * (its test tools, prompts and resources, routes/mcp-conformance.ts) for `npm run conformance`.
+   * Off by default; refused with NODE_ENV=production.
+   */
+  conformanceFixtures?: boolean
 }
 
 export interface MailConfig {
@@ -193,6 +201,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(variable, `Invalid configuration: ${variable}${shown} — expected ${hints[variable]}.`)
   }
   const e = converted as Env
+  if (e.MCP_CONFORMANCE_FIXTURES === 'true' && e.NODE_ENV === 'production') {
+    throw new ConfigError('MCP_CONFORMANCE_FIXTURES', 'Invalid configuration: MCP_CONFORMANCE_FIXTURES=true with NODE_ENV=production — the conformance fixtures (test tools anyone with a key can call) are for running the MCP conformance suite, never for a deployment.')
+  }
   if (e.SMTP_URL !== undefined && e.MAIL_FROM === undefined) {
     throw new ConfigError('MAIL_FROM', 'Invalid configuration: MAIL_FROM is not set — SMTP_URL sends mail, and the mail needs a sender address such as "growthdesk <growthdesk@example.com>".')
   }
@@ -231,6 +242,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhooks: { enabled: e.WEBHOOKS_ENABLED === 'true', allowPrivateNetworks: e.WEBHOOKS_ALLOW_PRIVATE_NETWORKS === 'true' },
     plugins: e.GROWTHDESK_PLUGINS.split(',').map((p) => p.trim()).filter(Boolean),
     secrets,
+    ...(e.MCP_CONFORMANCE_FIXTURES === 'true' ? { conformanceFixtures: true } : {}),
     ...(e.SMTP_URL !== undefined && e.MAIL_FROM !== undefined ? { mail: { url: e.SMTP_URL, from: e.MAIL_FROM } } : {}),
     rateLimit: {
       max: e.RATE_LIMIT_MAX,

@@ -11,13 +11,10 @@ import { ProjectRef, roles, type Role } from '../schemas/atoms.ts'
 import type { Repositories } from '../db/repositories/index.ts'
 import { defaultWebhookPolicy, type WebhookPolicy } from './webhooks.ts'
 import { disabledMailer, type Mailer } from './mail.ts'
+import { unknownToolHint } from './tool-search.ts'
+import { publishedAnnotations, publishedOutputSchema, type Annotations, type PublishedAnnotations } from './tool-schemas.ts'
 
-export interface Annotations {
-  readOnlyHint: boolean
-  destructiveHint: boolean
-  idempotentHint: boolean
-  openWorldHint?: boolean
-}
+export type { Annotations } from './tool-schemas.ts'
 
 /** Who may call a tool, in MCP Apps' words: the model (the agent) and an app (a view). */
 export type ToolVisibility = 'model' | 'app'
@@ -72,6 +69,13 @@ interface OperationBase<I extends TObject, O extends TSchema> {
   tool?: boolean
   /** Its MCP App view, if a host should render its results in one (routes/mcp-apps.ts serves the views). */
   ui?: ToolUi
+  /**
+   * Which toolset lists it (default `default`): an MCP `tools/list` lists the `default` toolset
+   * unless the client asks for more (`/mcp?toolsets=admin`, `all`), which keeps it small enough
+   * for a model's context; `admin` holds the owners' administration (webhooks, keys, projects).
+   * Every tool stays callable by name and is listed by `discover_tools` and `GET /v1/tools`.
+   */
+  toolset?: string
   /** Calls that show and test it: the catalogue, call, era and fuzz suites, SKILL.md and OpenAPI read them. */
   examples: OperationExamples<I>
 }
@@ -114,12 +118,27 @@ export interface ToolContract {
   name: string
   title: string
   description: string
+  /** The toolset that lists it (`default`, `admin`, or a plugin's own). */
+  toolset: string
   input_schema: TObject
+  /** The output schema as published (core/tool-schemas.ts): it accepts every result the operation's own output schema writes. */
   output_schema: TSchema
-  annotations: Annotations & { title: string }
+  /** MCP's hints (core/tool-schemas.ts: a reader has only `readOnlyHint`). */
+  annotations: PublishedAnnotations
   /** Only on tools with a view. */
   ui?: ToolUi
 }
+
+/** The toolset of an operation that names none. */
+export const DEFAULT_TOOLSET = 'default'
+/** What a toolset's name must look like: it goes in a URL (`/mcp?toolsets=admin`). */
+export const TOOLSET_NAME = /^[a-z][a-z0-9_]{0,31}$/
+
+/**
+ * Which toolsets a listing shows: `all`, or `default` and any others named. Parsed from the
+ * `toolsets` parameter (`admin`, `admin,acme`, `all`) by parseToolsets.
+ */
+export type ToolsetSelection = 'all' | readonly string[]
 
 interface Entry {
   op: Operation
@@ -179,6 +198,7 @@ function operationProblem(op: Partial<Operation> | null | undefined): string | n
   if (!op.input || (op.input as TSchema).type !== 'object') return `'${op.name}' has an input that is not a TypeBox object (Type.Object)`
   if (!op.output || typeof op.output !== 'object') return `'${op.name}' has no output schema`
   if (!op.annotations || typeof op.annotations.readOnlyHint !== 'boolean') return `'${op.name}' needs annotations (readOnlyHint, destructiveHint, idempotentHint)`
+  if (op.toolset !== undefined && (typeof op.toolset !== 'string' || !TOOLSET_NAME.test(op.toolset) || op.toolset === 'all')) return `'${op.name}' has the toolset ${JSON.stringify(op.toolset)}: a toolset is a lower-case name such as 'default' or 'admin' (not 'all')`
   if (op.ui !== undefined) return uiProblem(op.name, op.ui)
   return null
 }
@@ -278,21 +298,24 @@ export class Registry {
           ...(op.input.description ? { description: op.input.description } : {}),
         })
         : op.input
+    const output = stripIds(op.output)
     const contract: ToolContract = {
       name: op.name,
       title: op.title,
       description: op.description,
+      toolset: op.toolset ?? DEFAULT_TOOLSET,
       input_schema: stripIds(input) as TObject,
-      output_schema: stripIds(op.output),
-      annotations: { title: op.title, ...op.annotations },
+      output_schema: publishedOutputSchema(output),
+      annotations: publishedAnnotations(op.annotations),
       ...(op.ui ? { ui: structuredClone(op.ui) } : {}),
     }
     this.entries.set(op.name, {
       op,
       contract,
       validate: validatorOf(strictAjv, contract.input_schema),
-      serialize: serializerOf(contract.output_schema),
-      checkOutput: this.deps.checkOutputs ? validatorOf(strictAjv, contract.output_schema) : undefined,
+      // Results are written and checked by the operation's full output schema.
+      serialize: serializerOf(output),
+      checkOutput: this.deps.checkOutputs ? validatorOf(strictAjv, output) : undefined,
     })
   }
 
@@ -329,11 +352,35 @@ export class Registry {
     return this.entries.get(name)?.contract
   }
 
-  /** The tools (operations exposed as tools) minus those given, in registration order. */
-  contracts(disabled: readonly string[] = []): ToolContract[] {
+  /** The tools (operations exposed as tools) minus those given, in registration order; only
+   * those of the selected toolsets (default: all). */
+  contracts(disabled: readonly string[] = [], toolsets: ToolsetSelection = 'all'): ToolContract[] {
     return [...this.entries.values()]
-      .filter((e) => e.op.tool !== false && !disabled.includes(e.op.name))
+      .filter((e) => e.op.tool !== false && !disabled.includes(e.op.name) && (toolsets === 'all' || toolsets.includes(e.contract.toolset)))
       .map((e) => e.contract)
+  }
+
+  /** Every toolset of the tools, `default` first, then in the order they first appear. */
+  toolsets(): string[] {
+    return [...new Set([DEFAULT_TOOLSET, ...this.contracts().map((c) => c.toolset)])]
+  }
+
+  /**
+   * The selection a `toolsets` parameter asks for: undefined or '' → the default toolset;
+   * `all` → every one; otherwise `default` and the comma-separated names, each a toolset the
+   * tools have (an unknown name is an InvalidArguments naming the toolsets there are).
+   */
+  parseToolsets(value: string | undefined): ToolsetSelection {
+    if (value === undefined || value.trim() === '') return [DEFAULT_TOOLSET]
+    const names = value.split(',').map((n) => n.trim()).filter(Boolean)
+    if (names.includes('all')) return 'all'
+    const known = this.toolsets()
+    const unknown = names.filter((n) => !known.includes(n))
+    if (unknown.length > 0) {
+      throw invalidArguments([{ path: 'toolsets', message: `names no toolset: ${unknown.join(', ')}` }],
+        `Unknown toolset ${unknown.map((n) => `'${n.slice(0, 40)}'`).join(', ')}: the toolsets are ${known.join(', ')} (or all).`)
+    }
+    return [...new Set([DEFAULT_TOOLSET, ...names])]
   }
 
   /** Names of every tool, enabled or not. */
@@ -341,19 +388,22 @@ export class Registry {
     return [...this.entries.values()].filter((e) => e.op.tool !== false).map((e) => e.op.name)
   }
 
-  /** The one answer to "which tools does this workspace have": every tool it has not disabled. */
-  async toolsFor(principal: Principal): Promise<ToolContract[]> {
+  /** The one answer to "which tools does this workspace have": every tool it has not disabled
+   * (of the selected toolsets; default: all). */
+  async toolsFor(principal: Principal, toolsets: ToolsetSelection = 'all'): Promise<ToolContract[]> {
     const disabled = await this.deps.repos.workspaces.disabledTools(principal.workspaceId)
-    return this.contracts(disabled)
+    return this.contracts(disabled, toolsets)
   }
 
   /** A tool the caller's workspace has, or NotFound (unknown, not a tool, or disabled there). */
   async toolFor(principal: Principal, name: string): Promise<Operation> {
     const entry = this.entries.get(name)
-    if (!entry || entry.op.tool === false) throw new UnknownToolError(name, `There is no tool named '${name}'.`)
     const disabled = await this.deps.repos.workspaces.disabledTools(principal.workspaceId)
-    if (disabled.includes(name)) throw new UnknownToolError(name, `There is no tool named '${name}' enabled in this workspace.`)
-    return entry.op
+    if (entry && entry.op.tool !== false && !disabled.includes(name)) return entry.op
+    // The same message on every surface: the closest names the workspace has, and discover_tools.
+    const hint = unknownToolHint(name, this.contracts(disabled))
+    const known = entry && entry.op.tool !== false
+    throw new UnknownToolError(name, `There is no tool named '${name}'${known ? ' enabled in this workspace' : ''}. ${hint}`)
   }
 
   /**

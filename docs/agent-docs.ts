@@ -1,6 +1,6 @@
 // The public agent documents, generated from the registry and PUBLIC_URL so that a new
 // tool or another deployment address shows up without editing any text.
-import type { ToolContract } from '../core/operations.ts'
+import type { Registry, ToolContract } from '../core/operations.ts'
 import { keyKindNames, keyKinds } from '../db/keys.ts'
 import { Errors } from '../core/errors.ts'
 
@@ -42,7 +42,7 @@ export const firstSentence = (text: string): string => (/^.*?[.!?](\s|$)/.exec(t
 export function skillMarkdown(url: string, tools: ToolContract[], exampleOf: (name: string) => Record<string, unknown> | undefined = () => undefined): string {
   const toolLines = tools.map((t) => {
     const example = exampleOf(t.name)
-    return `- \`${t.name}\` — ${firstSentence(t.description)}${t.annotations.readOnlyHint ? '' : ' *(writes)*'} Arguments: ${argumentNames(t)}.` +
+    return `- \`${t.name}\` — ${firstSentence(t.description)}${t.annotations.readOnlyHint ? '' : ' *(writes)*'}${t.toolset === 'default' ? '' : ` *(${t.toolset} toolset)*`} Arguments: ${argumentNames(t)}.` +
       (example ? ` Example: \`${JSON.stringify(example)}\`` : '')
   })
   return `---
@@ -186,6 +186,12 @@ ${toolLines.join('\n')}
 
 Full contracts: \`GET ${url}/v1/tools\` (or MCP \`tools/list\`), or call \`discover_tools\`.
 
+Over MCP, \`tools/list\` lists the default toolset, which keeps it small in your context. The
+tools marked with another toolset (the owners' administration: webhooks, creating projects,
+changing the card) are listed when the MCP URL asks for them: \`${url}/mcp?toolsets=admin\`, or
+\`?toolsets=all\`. Every tool can be called by name whatever is listed, and \`discover_tools\`
+finds them all.
+
 ## Errors
 
 Every failure has the same shape on every surface:
@@ -200,6 +206,28 @@ ${errorRows().join('\n')}
 
 Over MCP a failed call is a result with \`isError: true\` whose text is this object.
 `
+}
+
+/** The public documents, rendered once per registry and address: the HTTP routes (routes/agent-docs.ts) and MCP (resources, skills, the prompt) serve these very texts. */
+export interface AgentDocuments {
+  skill: string
+  growthSkill: string
+  llms: string
+}
+
+const rendered = new WeakMap<Registry, Map<string, AgentDocuments>>()
+
+/** The agent documents of a (sealed) registry at `url`: made on first use, then the same strings. */
+export function agentDocuments(url: string, registry: Registry): AgentDocuments {
+  let byUrl = rendered.get(registry)
+  if (!byUrl) rendered.set(registry, (byUrl = new Map()))
+  let docs = byUrl.get(url)
+  if (!docs) {
+    const tools = registry.contracts()
+    docs = { skill: skillMarkdown(url, tools, (name) => registry.exampleArgs(name)[0]), growthSkill: growthSkillMarkdown(url), llms: llmsTxt(url, tools) }
+    byUrl.set(url, docs)
+  }
+  return docs
 }
 
 export function growthSkillMarkdown(url: string): string {

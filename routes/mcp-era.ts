@@ -45,3 +45,34 @@ export function certainEra(message: unknown, protocolVersionHeader: string | und
   }
   return 'legacy'
 }
+
+/** The 2025-era revisions served (`initialize`, then stateless requests), newest first. */
+export const LEGACY_PROTOCOL_VERSIONS = ['2025-11-25', '2025-06-18', '2025-03-26'] as const
+/** Every revision this endpoint serves, newest first: what an unsupported version's error lists. */
+export const SERVED_PROTOCOL_VERSIONS = [FIRST_MODERN_PROTOCOL_VERSION, ...LEGACY_PROTOCOL_VERSIONS] as const
+
+/**
+ * The answer to a 2025-era request whose MCP-Protocol-Version header names a revision this
+ * endpoint does not serve, or undefined when the header is fine (or absent) or the message is
+ * not a request of that era's to judge (initialize negotiates its version in the body). The SDK's
+ * transport would answer `id: null` with the SDK's own version list; this answer echoes the
+ * request's id and lists exactly the served revisions, 2026-07-28 included: the 2026-07-28
+ * UnsupportedProtocolVersionError (-32022) with `data: {supported, requested}`, HTTP 400.
+ */
+export function unsupportedVersionAnswer(message: unknown, protocolVersionHeader: string | null | undefined): string | undefined {
+  if (protocolVersionHeader == null || (SERVED_PROTOCOL_VERSIONS as readonly string[]).includes(protocolVersionHeader)) return undefined
+  const messages = Array.isArray(message) ? message : [message]
+  if (messages.length === 0 || !messages.every((m) => isPlainObject(m) && (typeof m.method === 'string' || 'result' in m || 'error' in m))) return undefined
+  if (messages.some((m) => (m as Record<string, unknown>).method === 'initialize')) return undefined
+  const first = messages[0] as Record<string, unknown>
+  const id = !Array.isArray(message) && (typeof first.id === 'string' || Number.isSafeInteger(first.id)) ? first.id : null
+  return JSON.stringify({
+    jsonrpc: '2.0',
+    id,
+    error: {
+      code: -32022,
+      message: `Unsupported protocol version: ${protocolVersionHeader}. This server serves ${SERVED_PROTOCOL_VERSIONS.join(', ')}.`,
+      data: { supported: SERVED_PROTOCOL_VERSIONS, requested: protocolVersionHeader },
+    },
+  })
+}

@@ -4,8 +4,10 @@
 // (`createMcpHandler`) and the 2025 stateless idiom, chosen by the route's certain era
 // (routes/mcp-era.ts) or else by the SDK's own era classifier; both call the factory below for
 // every request, which only wires prebuilt handlers into a fresh low-level Server: the tool
-// list, documents, validator and handlers are all built once. Ordinary tools/call requests are
-// answered by the fast lane beside it (routes/mcp-fast.ts), held byte-identical to this server.
+// list, documents, skills (routes/mcp-skills.ts), validator and handlers are all built once.
+// Ordinary tools/call requests are answered by the fast lane beside it (routes/mcp-fast.ts), held
+// byte-identical to this server. With MCP_CONFORMANCE_FIXTURES=true the conformance suite's
+// fixtures (routes/mcp-conformance.ts, loaded only then) wrap the handlers.
 import type { FastifyInstance } from 'fastify'
 import {
   createMcpHandler,
@@ -15,7 +17,6 @@ import {
   ResourceNotFoundError,
   SERVER_INFO_META_KEY,
   Server,
-  SUPPORTED_PROTOCOL_VERSIONS,
   type AuthInfo,
   type CacheHint,
   type CallToolResult,
@@ -24,10 +25,13 @@ import {
   WebStandardStreamableHTTPServerTransport,
 } from '@modelcontextprotocol/server'
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/server/validators/ajv'
-import { growthSkillMarkdown, skillMarkdown } from '../docs/agent-docs.ts'
+import { agentDocuments } from '../docs/agent-docs.ts'
+import { createMcpSkills } from './mcp-skills.ts'
+import type { McpFixtures, McpHandlers } from './mcp-conformance.ts'
 import { createFastLane, toolCallResult, type FastLane } from './mcp-fast.ts'
-import { UnknownToolError, type Call } from '../core/operations.ts'
+import { UnknownToolError, type Call, type ToolsetSelection } from '../core/operations.ts'
 import { readView, toolMeta, uiExtension, viewResources } from './mcp-apps.ts'
+import { LEGACY_PROTOCOL_VERSIONS, SERVED_PROTOCOL_VERSIONS, unsupportedVersionAnswer } from './mcp-era.ts'
 
 /** Who we are: the SDK's `serverInfo`, and what the fast lane stamps where the SDK would. */
 const SERVER_INFO = { name: 'growthdesk', version: '0.1.0' }
@@ -77,7 +81,13 @@ export interface McpServer {
   close(): Promise<void>
 }
 
-export function createMcpServer(app: FastifyInstance, options: { publicUrl: string }): McpServer {
+export interface McpServerOptions {
+  publicUrl: string
+  /** MCP_CONFORMANCE_FIXTURES: the official suite's fixtures beside growthdesk's own (never in production). */
+  conformanceFixtures?: boolean
+}
+
+export async function createMcpServer(app: FastifyInstance, options: McpServerOptions): Promise<McpServer> {
   const { publicUrl } = options
   const validator = new AjvJsonSchemaValidator()
   const contracts = app.registry.contracts()
@@ -92,11 +102,15 @@ export function createMcpServer(app: FastifyInstance, options: { publicUrl: stri
     // The tool's MCP App view (routes/mcp-apps.ts).
     ...(c.ui ? { _meta: toolMeta(c.ui) } : {}),
   }))
-  const documents = [
-    { uri: `${publicUrl}/SKILL.md`, name: 'skill', title: 'growthdesk SKILL.md', description: 'How an agent uses growthdesk: addresses, keys, project selection, tools, errors.', text: skillMarkdown(publicUrl, contracts, (name) => app.registry.exampleArgs(name)[0]) },
-    { uri: `${publicUrl}/skills/growth/SKILL.md`, name: 'growth-skill', title: 'Growth skill (optional)', description: 'Exploration ideas; never changes tool inputs.', text: growthSkillMarkdown(publicUrl) },
-  ]
-  const resourceList = { resources: [...documents.map(({ text: _text, ...d }) => ({ ...d, mimeType: 'text/markdown' })), ...viewResources] }
+  // SKILL.md and the growth skill: the texts of GET /SKILL.md and /skills/growth/SKILL.md, as
+  // skills (skill://growthdesk/SKILL.md, skill://growthdesk-growth/SKILL.md) and resources.
+  const docs = agentDocuments(publicUrl, app.registry)
+  const skills = await createMcpSkills([{ name: 'growthdesk', text: docs.skill }, { name: 'growthdesk-growth', text: docs.growthSkill }], app.log)
+  const [skillUri, growthSkillUri] = [skills.uriOf('growthdesk'), skills.uriOf('growthdesk-growth')]
+  // The documents' earlier addresses (their HTTP URLs) are still read, not listed.
+  const aliases = new Map([[`${publicUrl}/SKILL.md`, skillUri], [`${publicUrl}/skills/growth/SKILL.md`, growthSkillUri]])
+  const titles = new Map([[skillUri, 'growthdesk SKILL.md'], [growthSkillUri, 'Growth skill (optional)']])
+  const resourceList = { resources: [...skills.resources.map((r) => ({ ...r, title: titles.get(r.uri) })), ...viewResources] }
   const promptList = {
     prompts: [
       {
@@ -109,65 +123,76 @@ export function createMcpServer(app: FastifyInstance, options: { publicUrl: stri
   }
   const instructions =
     'growthdesk: growth opportunities, a review pipeline, daily metrics, project cards and memories. ' +
-    `Call list_projects to find a project, then pass its id or slug as \`project\`. Read the resource ${publicUrl}/SKILL.md for details.`
+    `Call list_projects to find a project, then pass its id or slug as \`project\`. Read the skill ${skillUri} for details; ` +
+    'discover_tools finds every tool, also those tools/list does not show.'
   // The handlers, built once; each reads its caller from the request context.
   const toolByName = new Map(tools.map((t) => [t.name, t]))
-  const listTools = async (_req: unknown, ctx: ServerContext) => {
-    const contracts = await app.registry.toolsFor(callerOf(ctx).principal)
-    return { tools: contracts.length === tools.length ? tools : contracts.map((c) => toolByName.get(c.name)!) }
+  const handlers: McpHandlers = {
+    // The toolsets the endpoint's URL asked for (routes/mcp.ts: `/mcp?toolsets=…`, else `default`).
+    async listTools(_req, ctx) {
+      const toolsets = (ctx.http?.authInfo?.extra?.toolsets as ToolsetSelection | undefined) ?? 'all'
+      const contracts = await app.registry.toolsFor(callerOf(ctx).principal, toolsets)
+      return { tools: contracts.length === tools.length ? tools : contracts.map((c) => toolByName.get(c.name)!) }
+    },
+    async callTool(req, ctx): Promise<CallToolResult> {
+      const { name, arguments: args } = req.params
+      try {
+        return await toolCallResult(app, callerOf(ctx), name, args)
+      } catch (err) {
+        // An unknown (or disabled) tool is a protocol error in MCP, not a failed call; its message
+        // is REST's (the closest names, and discover_tools).
+        if (err instanceof UnknownToolError) throw new ProtocolError(ProtocolErrorCode.InvalidParams, err.message)
+        throw err
+      }
+    },
+    listResources: async () => resourceList,
+    listResourceTemplates: async () => ({ resourceTemplates: [] }),
+    async readResource(req) {
+      // The MCP App views (routes/mcp-apps.ts), then the skills.
+      const view = readView(req.params.uri)
+      if (view) return view
+      const uri = aliases.get(req.params.uri) ?? req.params.uri
+      const content = skills.read(uri)
+      // -32602 with data {uri} on every revision (the 2026-07-28 resource-not-found error).
+      if (!content) throw new ResourceNotFoundError(req.params.uri, `Unknown resource: ${req.params.uri}`)
+      return { contents: [{ ...content, uri: req.params.uri }] }
+    },
+    listPrompts: async () => promptList,
+    async getPrompt(req) {
+      if (req.params.name !== 'growth_exploration') throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown prompt: ${req.params.name}`)
+      const project = req.params.arguments?.project
+      const text = `${project ? `Explore the growth of project "${project}" with the growthdesk tools.\n\n` : ''}${docs.growthSkill}`
+      return { description: 'The growthdesk growth skill', messages: [{ role: 'user' as const, content: { type: 'text' as const, text } }] }
+    },
   }
-
-  const callTool = async (req: { params: { name: string; arguments?: Record<string, unknown> } }, ctx: ServerContext): Promise<CallToolResult> => {
-    const { name, arguments: args } = req.params
-    try {
-      return await toolCallResult(app, callerOf(ctx), name, args)
-    } catch (err) {
-      // An unknown (or disabled) tool is a protocol error in MCP, not a failed call.
-      if (err instanceof UnknownToolError) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${name}`)
-      throw err
-    }
-  }
-
-  const listResources = async () => resourceList
-  const listResourceTemplates = async () => ({ resourceTemplates: [] })
-  const readResource = async (req: { params: { uri: string } }) => {
-    const view = readView(req.params.uri)
-    if (view) return view
-    const doc = documents.find((d) => d.uri === req.params.uri)
-    // -32602 with data {uri} on every revision (the 2026-07-28 resource-not-found error).
-    if (!doc) throw new ResourceNotFoundError(req.params.uri, `Unknown resource: ${req.params.uri}`)
-    return { contents: [{ uri: doc.uri, mimeType: 'text/markdown', text: doc.text }] }
-  }
-  const listPrompts = async () => promptList
-  const getPrompt = async (req: { params: { name: string; arguments?: Record<string, string> } }) => {
-    if (req.params.name !== 'growth_exploration') throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown prompt: ${req.params.name}`)
-    const project = req.params.arguments?.project
-    const text = `${project ? `Explore the growth of project "${project}" with the growthdesk tools.\n\n` : ''}${documents[1]!.text}`
-    return { description: 'The growthdesk growth skill', messages: [{ role: 'user' as const, content: { type: 'text' as const, text } }] }
-  }
+  const fixtures: McpFixtures | undefined = options.conformanceFixtures ? (await import('./mcp-conformance.ts')).conformanceFixtures(app) : undefined
 
   /** One Server per request and era (the SDK binds an instance to one exchange). */
-  function newServer(): Server {
+  function newServer(era: 'legacy' | 'modern'): Server {
     const server = new ExchangeServer(SERVER_INFO, {
-      // extensions: MCP App views (routes/mcp-apps.ts), in both eras.
-      capabilities: { tools: { listChanged: false }, resources: {}, prompts: {}, extensions: uiExtension },
+      // extensions: the skills (routes/mcp-skills.ts) and MCP App views (routes/mcp-apps.ts), in both eras.
+      capabilities: { tools: { listChanged: false }, resources: {}, prompts: {}, extensions: { ...skills.capability, ...uiExtension }, ...fixtures?.capabilities(era) },
       instructions,
       jsonSchemaValidator: validator,
       cacheHints: CACHE_HINTS,
+      // 2025-03-26 and later (a 2024 initialize negotiates 2025-11-25), and 2026-07-28.
+      supportedProtocolVersions: [...SERVED_PROTOCOL_VERSIONS],
     })
-    server.setRequestHandler('tools/list', listTools)
-    server.setRequestHandler('tools/call', callTool)
-    server.setRequestHandler('resources/list', listResources)
-    server.setRequestHandler('resources/templates/list', listResourceTemplates)
-    server.setRequestHandler('resources/read', readResource)
-    server.setRequestHandler('prompts/list', listPrompts)
-    server.setRequestHandler('prompts/get', getPrompt)
+    server.setRequestHandler('tools/list', handlers.listTools)
+    server.setRequestHandler('tools/call', handlers.callTool)
+    server.setRequestHandler('resources/list', handlers.listResources)
+    server.setRequestHandler('resources/templates/list', handlers.listResourceTemplates)
+    server.setRequestHandler('resources/read', handlers.readResource)
+    server.setRequestHandler('prompts/list', handlers.listPrompts)
+    server.setRequestHandler('prompts/get', handlers.getPrompt)
+    skills.install(server)
+    fixtures?.install(server, era, handlers)
     return server
   }
 
   // 2026-07-28 traffic: the SDK's per-request handler, strict (legacy: 'reject') because 2025
   // traffic never reaches it — see `legacy` below.
-  const modern = createMcpHandler(newServer, {
+  const modern = createMcpHandler(() => newServer('modern'), {
     legacy: 'reject',
     // 'auto': one JSON body, since no handler here emits anything before its result.
     onerror: (err) => app.log.debug({ err }, 'MCP request rejected'),
@@ -178,7 +203,11 @@ export function createMcpServer(app: FastifyInstance, options: { publicUrl: stri
    * `enableJsonResponse` — the built-in fallback answers with an SSE stream, and this endpoint has
    * always answered 2025 clients with JSON (clients that accept only JSON included). */
   async function legacy(request: Request, authInfo: AuthInfo, parsedBody: unknown): Promise<Response> {
-    const server = newServer()
+    const refusal = unsupportedVersionAnswer(parsedBody, request.headers.get('mcp-protocol-version'))
+    if (refusal !== undefined) return new Response(refusal, { status: 400, headers: { 'content-type': 'application/json' } })
+    const served = await fixtures?.legacy(request, authInfo, parsedBody, () => newServer('legacy'))
+    if (served) return served
+    const server = newServer('legacy')
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true })
     await server.connect(transport)
     try {
@@ -188,7 +217,7 @@ export function createMcpServer(app: FastifyInstance, options: { publicUrl: stri
     }
   }
 
-  const fastToolCall = createFastLane(app, { legacyVersions: SUPPORTED_PROTOCOL_VERSIONS, serverInfoKey: SERVER_INFO_META_KEY, serverInfo: SERVER_INFO })
+  const fastToolCall = createFastLane(app, { legacyVersions: LEGACY_PROTOCOL_VERSIONS, serverInfoKey: SERVER_INFO_META_KEY, serverInfo: SERVER_INFO })
 
   return {
     fastToolCall,
@@ -200,6 +229,9 @@ export function createMcpServer(app: FastifyInstance, options: { publicUrl: stri
         ? legacy(request, authInfo, parsed?.message)
         : modern.fetch(request, { authInfo, parsedBody: parsed.message })
     },
-    close: () => modern.close(),
+    async close() {
+      await fixtures?.close()
+      await modern.close()
+    },
   }
 }

@@ -5,6 +5,8 @@
 // the MCP server itself (routes/mcp-server.ts, the SDK) is loaded on the first request, once.
 // An ordinary tools/call of a certain era takes the fast lane (routes/mcp-fast.ts) instead.
 import { setMaxListeners } from 'node:events'
+import { Readable } from 'node:stream'
+import type { ReadableStream as WebReadableStream } from 'node:stream/web'
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
 import type { AuthInfo } from '@modelcontextprotocol/server'
 import { Type } from '@sinclair/typebox'
@@ -36,6 +38,8 @@ export interface McpRoutesOptions {
   fastLane?: boolean
   /** Told which path answered each request that reached the MCP server. */
   onPath?: (path: 'fast' | 'sdk') => void
+  /** MCP_CONFORMANCE_FIXTURES: the official suite's fixtures (routes/mcp-conformance.ts). Default false. */
+  conformanceFixtures?: boolean
 }
 
 const mcpRoutes: FastifyPluginAsync<McpRoutesOptions> = async (app, options) => {
@@ -49,7 +53,7 @@ const mcpRoutes: FastifyPluginAsync<McpRoutesOptions> = async (app, options) => 
   /** The MCP server, loaded and built by the first request that needs it (a failure is retried). */
   const server = () =>
     (loading ??= import('./mcp-server.ts').then(
-      ({ createMcpServer }) => createMcpServer(app, { publicUrl }),
+      ({ createMcpServer }) => createMcpServer(app, { publicUrl, conformanceFixtures: options.conformanceFixtures }),
       (err: unknown) => {
         loading = undefined
         throw err
@@ -85,9 +89,15 @@ const mcpRoutes: FastifyPluginAsync<McpRoutesOptions> = async (app, options) => 
     return webRequest
   }
 
-  app.post('/mcp', {
+  app.post<{ Querystring: { toolsets?: string } }>('/mcp', {
     schema: {
       tags: ['mcp'],
+      querystring: Type.Object({
+        toolsets: Type.Optional(Type.String({
+          maxLength: 200,
+          description: 'Which toolsets tools/list lists besides `default`: comma-separated names (`admin`), or `all`. Every tool is callable whatever is listed.',
+        })),
+      }, { additionalProperties: false }),
       summary: 'MCP endpoint (Streamable HTTP, stateless, JSON responses; revisions 2026-07-28 and 2025-*)',
       description:
         'JSON-RPC 2.0 messages of the Model Context Protocol. 2026-07-28: server/discover, then any request with ' +
@@ -98,7 +108,7 @@ const mcpRoutes: FastifyPluginAsync<McpRoutesOptions> = async (app, options) => 
         200: { description: 'The JSON-RPC response: a result, or a JSON-RPC error (a tool\'s own failure is a result with isError).', content: { 'application/json': { schema: JsonRpcResponse } } },
         202: { type: 'null', description: 'A notification or a response from the client, accepted: no body.' },
         400: {
-          description: 'Not a usable JSON-RPC request (a JSON-RPC error with id null: -32700 unparseable, -32600 invalid), or a body whose length does not match Content-Length (the API error object).',
+          description: 'Not a usable JSON-RPC request (a JSON-RPC error with id null: -32700 unparseable, -32600 invalid), a body whose length does not match Content-Length or an unknown toolset in `toolsets` (the API error object).',
           content: { 'application/json': { schema: Type.Union([JsonRpcResponse, ErrorBody]) } },
         },
         401: apiErrorResponse('No key, or one this endpoint does not take (WWW-Authenticate names the protected resource metadata).'),
@@ -135,6 +145,8 @@ const mcpRoutes: FastifyPluginAsync<McpRoutesOptions> = async (app, options) => 
       : nestsDeeperThan(parsed.message) ? `The JSON-RPC message nests deeper than ${MAX_JSON_DEPTH} levels.` : undefined)
     if (invalid) return reply.code(400).send({ jsonrpc: '2.0', id: null, error: { code: -32600, message: invalid } })
     const caller = callOf(request, 'mcp')
+    // What tools/list shows (an unknown toolset is a 400 before anything else).
+    const toolsets = app.registry.parseToolsets(request.query.toolsets)
     const protocolVersion = request.headers['mcp-protocol-version']
     const era = parsed && certainEra(parsed.message, typeof protocolVersion === 'string' ? protocolVersion : undefined)
     const mcp = await server()
@@ -154,20 +166,25 @@ const mcpRoutes: FastifyPluginAsync<McpRoutesOptions> = async (app, options) => 
       const value = request.headers[name]
       if (typeof value === 'string' && (name === 'content-type' || name.startsWith('mcp-'))) key += `${name}\n${value}\n`
     }
-    const authInfo: AuthInfo = { token: '', clientId: request.principal.keyId, scopes: [], extra: { caller } }
+    const authInfo: AuthInfo = { token: '', clientId: request.principal.keyId, scopes: [], extra: { caller, toolsets } }
     // A parsed body travels beside the Request, which then has none: one Request serves every
     // call with the same headers (the SDK only reads it), so it is built once per header set.
     const webRequest = parsed ? cachedRequest(key) : new Request(endpoint, { method: 'POST', headers: headersOf(key), body: raw })
     onPath?.('sdk')
     const response = await mcp.respond(webRequest, authInfo, parsed, era)
-    // The bytes as the SDK wrote them (no decoding to text and encoding again).
-    const body = Buffer.from(await response.arrayBuffer())
     // Whatever status the SDK chose: one of those documented, or another of its own (406, 415).
     const sdkReply: FastifyReply = reply
     sdkReply.code(response.status)
     response.headers.forEach((value, key) => {
       if (key !== 'content-length') reply.header(key, value)
     })
+    // An event stream goes out as it is written: a server's request on it (the conformance
+    // fixtures' sampling, say) waits for the client's answer, which needs the request first.
+    if (response.body && response.headers.get('content-type')?.startsWith('text/event-stream')) {
+      return reply.send(Readable.fromWeb(response.body as WebReadableStream<Uint8Array>))
+    }
+    // The bytes as the SDK wrote them (no decoding to text and encoding again).
+    const body = Buffer.from(await response.arrayBuffer())
     return reply.send(body.length === 0 ? undefined : body)
   })
 }

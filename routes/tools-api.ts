@@ -12,6 +12,7 @@ const Contract = Type.Object({
   name: Type.String(),
   title: Type.String(),
   description: Type.String(),
+  toolset: Type.String({ description: 'The toolset that lists it over MCP: `default`, or `admin` (listed with `/mcp?toolsets=admin`)' }),
   input_schema: Type.Object({}, { additionalProperties: true, description: "JSON Schema of the tool's arguments" }),
   output_schema: Type.Object({}, { additionalProperties: true, description: "JSON Schema of the tool's result" }),
   annotations: Type.Object({}, { additionalProperties: true, description: 'title, readOnlyHint, destructiveHint, idempotentHint' }),
@@ -39,9 +40,17 @@ async function callTool(app: FastifyInstance, request: FastifyRequest, reply: Fa
 const toolsApi: FastifyPluginAsync = async (app) => {
   app.addHook('onRequest', app.authenticate('tools-api'))
 
-  app.get('/tools', {
-    schema: { operationId: 'list_tools', tags, security: bearerSecurity, summary: 'Tools enabled for the workspace', response: { 200: Type.Object({ tools: Type.Array(Contract) }), ...errors } },
-  }, async (request) => ({ tools: await app.registry.toolsFor(request.principal) }))
+  app.get<{ Querystring: { toolsets?: string } }>('/tools', {
+    schema: {
+      operationId: 'list_tools',
+      tags,
+      security: bearerSecurity,
+      summary: 'Tools enabled for the workspace',
+      description: 'Every tool the workspace has enabled, of every toolset; `toolsets` narrows the list to what MCP `tools/list` shows for the same parameter (`default`, `admin`, `all`).',
+      querystring: Type.Object({ toolsets: Type.Optional(Type.String({ maxLength: 200, description: 'Comma-separated toolsets (`default` is always among them), or `all` (the default here).' })) }, { additionalProperties: false }),
+      response: { 200: Type.Object({ tools: Type.Array(Contract) }), ...errors },
+    },
+  }, async (request) => ({ tools: await app.registry.toolsFor(request.principal, request.query.toolsets === undefined ? 'all' : app.registry.parseToolsets(request.query.toolsets)) }))
 
   app.get<{ Params: { name: string } }>('/tools/:name', {
     schema: { operationId: 'get_tool', tags, security: bearerSecurity, summary: "One tool's contract", params: Name, response: { 200: Contract, ...errors } },

@@ -16,15 +16,15 @@ export const Day = Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}$', description:
 export const ProjectRef = Type.String({
   minLength: 1,
   maxLength: 100,
-  description: 'Project id (prj_…) or slug. May instead be sent as the X-Service-Project header.',
+  description: 'Id or slug (list_projects).',
 })
 
 export const roles = ['viewer', 'reviewer', 'owner'] as const
 export const Role = StringEnum(roles)
 export type Role = Static<typeof Role>
 
-export const Page = Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1, description: 'Page number, from 1 (at most 1,000,000).' })
-export const PageSize = Type.Integer({ minimum: 1, maximum: 100, default: 20, description: 'Items per page, 1–100.' })
+export const Page = Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1 })
+export const PageSize = Type.Integer({ minimum: 1, maximum: 100, default: 20 })
 
 export const PageOf = <T extends TSchema>(item: T) =>
   Type.Object({

@@ -6,7 +6,7 @@ export const SIGNUP = 'signup'
 export const DAILY_USE = 'daily_use'
 
 export const WindowParam = Type.Optional(
-  StringEnum(['7d', '30d'] as const, { default: '7d', description: '`7d`: today and the 6 days before; `30d`: today and the 29 days before (project time zone).' })
+  StringEnum(['7d', '30d'] as const, { default: '7d' })
 )
 
 export const DailyOpsRecord = Type.Object({

@@ -4,14 +4,14 @@ import { NullableTimestamp, Page, PageOf, PageSize, StringEnum, Timestamp } from
 export const statuses = ['pending', 'reviewing', 'contacted', 'adopted', 'ignored', 'done'] as const
 export const evaluations = ['useful', 'not_useful', ''] as const
 
-export const Status = StringEnum(statuses, { description: 'Pipeline status.' })
+export const Status = StringEnum(statuses)
 export type Status = (typeof statuses)[number]
-export const Evaluation = StringEnum(evaluations, { description: '`useful`, `not_useful`, or "" (no evaluation).' })
+export const Evaluation = StringEnum(evaluations, { description: '"" clears it.' })
 export type Evaluation = (typeof evaluations)[number]
-export const EventId = Type.String({ pattern: '^opp_[0-9A-Za-z]{1,40}$', description: 'The opportunity id (opp_…).' })
+export const EventId = Type.String({ pattern: '^opp_[0-9A-Za-z]{1,40}$' })
 export const ContributionType = Type.String({
   pattern: '^[a-z][a-z0-9_]{0,63}$',
-  description: 'Opportunity type, snake_case, e.g. potential_user_opportunity.',
+  description: 'e.g. potential_user_opportunity.',
 })
 
 export const Opportunity = Type.Object({
@@ -33,14 +33,14 @@ export type Opportunity = Static<typeof Opportunity>
 /** The filters of the listing (spec 4.1); every bad value is a 400, never ignored. */
 export const OpportunityFilters = {
   type: Type.Optional(Type.String({ pattern: ContributionType.pattern, default: 'all', description: '`all` or one opportunity type.' })),
-  date: Type.Optional(StringEnum(['all', 'today'] as const, { default: 'all', description: '`today` = received today in the project time zone.' })),
+  date: Type.Optional(StringEnum(['all', 'today'] as const, { default: 'all', description: '`today`: received today (project time zone).' })),
   evaluation: Type.Optional(StringEnum(['all', 'useful', 'not_useful'] as const, { default: 'all' })),
   status: Type.Optional(StringEnum(['all', ...statuses] as const, { default: 'all' })),
   q: Type.Optional(
     Type.String({
       minLength: 1,
       maxLength: 200,
-      description: 'Text search: only opportunities whose key_information, reason, suggested_action or contribution_type contains this text (any case; % and _ are plain characters).',
+      description: 'Text to find in the texts and type (any case).',
     })
   ),
   page: Type.Optional(Page),
@@ -49,7 +49,7 @@ export const OpportunityFilters = {
     Type.String({
       minLength: 1,
       maxLength: 200,
-      description: 'A next_cursor from a previous page: the page after it, as fast at the end of the list as at the start. `page` is then not used (the cursor carries it).',
+      description: 'The last page\'s next_cursor.',
     })
   ),
 }
@@ -67,7 +67,7 @@ export const OpportunityPage = Type.Composite([
 export const ReviewFields = {
   evaluation: Type.Optional(Evaluation),
   status: Type.Optional(Status),
-  note: Type.Optional(Type.String({ maxLength: 2000, description: 'Reviewer note, at most 2000 characters; stored as review_note.' })),
+  note: Type.Optional(Type.String({ maxLength: 2000, description: 'Stored as review_note.' })),
 }
 
 export const ReviewResult = Type.Object({
@@ -83,7 +83,7 @@ export const BulkReviewIds = Type.Array(EventId, {
   minItems: 1,
   maxItems: 100,
   uniqueItems: true,
-  description: 'The opportunities to review (1–100 distinct opp_… ids); the result lists them in this order.',
+  description: 'The result keeps their order.',
 })
 
 export const BulkReviewResult = Type.Object({ items: Type.Array(ReviewResult) })
@@ -108,12 +108,12 @@ export const ReviewHistory = Type.Object({
 
 export const SubmissionFields = {
   contribution_type: ContributionType,
-  key_information: Type.String({ minLength: 1, maxLength: 10000, description: 'What the opportunity is: the facts.' }),
+  key_information: Type.String({ minLength: 1, maxLength: 10000, description: 'The facts.' }),
   reason: Type.String({ minLength: 1, maxLength: 5000, description: 'Why it was raised.' }),
-  suggested_action: Type.String({ minLength: 1, maxLength: 5000, description: 'The suggested next step.' }),
-  source_url: Type.Optional(Type.String({ format: 'uri', pattern: '^https?://', maxLength: 2048, description: 'Where it was found: an http(s) URL.' })),
+  suggested_action: Type.String({ minLength: 1, maxLength: 5000, description: 'The next step.' }),
+  source_url: Type.Optional(Type.String({ format: 'uri', pattern: '^https?://', maxLength: 2048, description: 'Where it was found.' })),
   external_id: Type.Optional(
-    Type.String({ minLength: 1, maxLength: 200, description: 'Your id for it; a repeat submission with the same id returns the existing opportunity.' })
+    Type.String({ minLength: 1, maxLength: 200, description: 'Your id for it (safe retries).' })
   ),
 }
 

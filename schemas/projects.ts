@@ -6,7 +6,7 @@ const List = (description: string) =>
 
 export const Slug = Type.String({
   pattern: '^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$',
-  description: 'URL-safe name, unique in the workspace: lowercase letters, digits and dashes.',
+  description: 'Unique in the workspace.',
 })
 
 /** The editable fields of a project card; POST requires slug and name, PATCH sends any. */
@@ -14,16 +14,16 @@ export const ProjectCardFields = {
   slug: Slug,
   name: Type.String({ minLength: 1, maxLength: 200 }),
   description: Type.String({ maxLength: 5000 }),
-  website: Type.String({ maxLength: 2048, description: 'The product website, or "".' }),
+  website: Type.String({ maxLength: 2048, description: 'Product website, or "".' }),
   audience: Type.String({ maxLength: 2000, description: 'Who the product is for.' }),
   value_proposition: Type.String({ maxLength: 2000 }),
-  goals: List('Current growth goals.'),
-  channels: List('Acquisition channels in use.'),
+  goals: List('Growth goals.'),
+  channels: List('Acquisition channels.'),
   stage: Type.String({ maxLength: 100, description: 'e.g. idea, beta, launched, growth.' }),
   timezone: Type.String({
     minLength: 1,
     maxLength: 64,
-    description: 'IANA time zone (e.g. Europe/Berlin); "today" and every daily metric use it. Default UTC.',
+    description: 'IANA time zone of "today" and the daily metrics, e.g. Europe/Berlin. Default UTC.',
   }),
 }
 

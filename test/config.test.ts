@@ -191,6 +191,16 @@ t.test('a bad variable is rejected with a message naming it', async (t) => {
       'PUBLIC_URL',
       'Invalid configuration: PUBLIC_URL="ftp://gd.example.com" — expected an absolute http(s) URL such as https://growthdesk.example.com.',
     ],
+    [
+      { MCP_CONFORMANCE_FIXTURES: 'yes' },
+      'MCP_CONFORMANCE_FIXTURES',
+      'Invalid configuration: MCP_CONFORMANCE_FIXTURES="yes" — expected true or false (true only to run the MCP conformance suite, never in production).',
+    ],
+    [
+      { MCP_CONFORMANCE_FIXTURES: 'true', NODE_ENV: 'production' },
+      'MCP_CONFORMANCE_FIXTURES',
+      'Invalid configuration: MCP_CONFORMANCE_FIXTURES=true with NODE_ENV=production — the conformance fixtures (test tools anyone with a key can call) are for running the MCP conformance suite, never for a deployment.',
+    ],
   ]
   for (const [env, variable, message] of cases) {
     let caught: unknown
@@ -211,6 +221,12 @@ t.test('NODE_ENV=production, and only that value, makes a production configurati
   t.equal(loadConfig({ NODE_ENV: 'production' }).production, true)
   for (const value of ['development', 'test', 'Production', 'prod', '']) t.equal(loadConfig({ NODE_ENV: value }).production, false, `NODE_ENV=${JSON.stringify(value)}`)
   t.same(loadConfig({ NODE_ENV: 'production' }), { ...loadConfig({}), production: true }, 'nothing else changes')
+})
+
+t.test('MCP_CONFORMANCE_FIXTURES: off unless set to true', async (t) => {
+  t.equal(loadConfig({}).conformanceFixtures, undefined, 'off by default')
+  t.equal(loadConfig({ MCP_CONFORMANCE_FIXTURES: 'false' }).conformanceFixtures, undefined)
+  t.equal(loadConfig({ MCP_CONFORMANCE_FIXTURES: 'true' }).conformanceFixtures, true)
 })
 
 t.test('only the variables of the schema are read', async (t) => {

@@ -6,8 +6,8 @@ export default defineOperation({
   name: 'add_memory',
   title: 'Remember something about the project',
   description:
-    'Store a memory for the project: a fact, decision or learning worth keeping (`content`, ≤ 8000 characters), with ' +
-    'optional `tags` and `source`. Later found by list_memories and search_signals. Returns the memory with its id.',
+    'Memory: store a fact, decision or learning about the project, with optional `tags` and `source`; list_memories ' +
+    'and search_signals find it later.',
   scope: 'project',
   role: 'reviewer',
   input: Type.Object(

@@ -11,6 +11,7 @@ export default defineOperation({
   description:
     'Team members: cancel an invitation that has not been accepted, by its `id` (inv_…, from list_members): its ' +
     'link stops working at once. Needs the owner role in every project it names, or workspace ownership.',
+  toolset: 'admin',
   scope: 'workspace',
   role: 'viewer',
   input: Type.Object({ id: InvitationId }, { additionalProperties: false }),

@@ -15,6 +15,7 @@ export default defineOperation({
     '(events of one project). Optionally narrowed to one `project`, to `read_only`, or to an `expires_at`. The key is ' +
     'returned once; only its hash is stored.',
   scope: 'workspace',
+  toolset: 'admin',
   role: 'viewer',
   tool: false,
   input: Type.Object({

@@ -22,6 +22,7 @@ export default defineOperation({
     'A single-use link, valid for one hour, with which the member whose `email` is given sets a new password ' +
     '(which signs them out everywhere). With mail configured, a link made in the console is mailed to the member ' +
     'and `link` is null; otherwise `link` is returned, to be handed over. Only the hash of its token is stored.',
+  toolset: 'admin',
   scope: 'workspace',
   role: 'viewer',
   tool: false,

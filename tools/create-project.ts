@@ -10,9 +10,10 @@ export default defineOperation({
   name: 'create_project',
   title: 'Create a project',
   description:
-    'Create a project in your workspace with its card (slug and name required; description, website, audience, ' +
-    'value_proposition, goals, channels, stage, timezone optional). You become its owner. Returns the card.',
+    'Project creation: a new project in your workspace with its card (slug and name required, the rest optional); you ' +
+    'become its owner. Returns the card.',
   scope: 'workspace',
+  toolset: 'admin',
   role: 'viewer',
   input: Type.Composite([Type.Object({ slug, name }), Type.Partial(Type.Object(optional))], { additionalProperties: false }),
   output: ProjectWithRole,

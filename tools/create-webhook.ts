@@ -9,10 +9,11 @@ export default defineOperation({
   name: 'create_webhook',
   title: 'Subscribe a URL to the project’s events',
   description:
-    'Subscribe an https `url` to some of the project\'s `events` (the argument lists the names), with an optional ' +
-    '`description`. Each event is POSTed signed in the Standard Webhooks format, retried for over 24 h. Returns the ' +
-    'subscription with its signing `secret` (whsec_…), shown this once. Owner only.',
+    'Webhook subscription: POST some of the project\'s `events` to an https `url`, signed in the Standard Webhooks ' +
+    'format and retried for over 24 h. Returns the subscription with its signing `secret` (whsec_…), shown this once. ' +
+    'Owner only.',
   scope: 'project',
+  toolset: 'admin',
   role: 'owner',
   input: Type.Object({
     project: Type.Optional(ProjectRef),

@@ -7,8 +7,10 @@ import { ownedWebhook } from './webhook-access.ts'
 export default defineOperation({
   name: 'delete_webhook',
   title: 'Delete a webhook',
-  description: 'Delete a webhook subscription by its id, with its delivery log; messages not yet delivered are dropped. Owner only.',
+  description:
+    'Webhook deletion: the subscription and its delivery log; messages not yet delivered are dropped. Owner only.',
   scope: 'workspace',
+  toolset: 'admin',
   role: 'viewer',
   input: Type.Object({ id: WebhookId }, { additionalProperties: false }),
   output: Type.Object({ id: Type.String(), deleted: Type.Literal(true) }),

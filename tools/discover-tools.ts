@@ -1,22 +1,18 @@
 import { Type } from '@sinclair/typebox'
 import { defineOperation } from '../core/operations.ts'
-
-/** Lower-case words, each in a crude singular, so that 'memory' finds 'memories' and back. */
-const singular = (word: string) => (word.length > 3 ? word.replace(/ies$/, 'y').replace(/([^s])s$/, '$1') : word)
-const words = (text: string) => text.toLowerCase().split(/[^a-z0-9]+/).filter(Boolean).map(singular)
+import { words } from '../core/tool-search.ts'
 
 export default defineOperation({
   name: 'discover_tools',
   title: 'Discover tools',
   description:
-    'The catalogue of tools enabled in this workspace: name, title, description and whether each only reads. Pass ' +
-    '`query` to keep the tools whose name or description contains every word of it (singular or plural alike). Set ' +
-    '`include_schemas` to also get each input schema. Use it when you are unsure which tool fits a task.',
+    'Tools catalogue: every growthdesk tool and its toolset, also those tools/list shows only with ?toolsets=admin or ' +
+    'all (any can be called by name). `query` keeps tools matching every word; `include_schemas` adds input schemas.',
   scope: 'workspace',
   role: 'viewer',
   input: Type.Object(
     {
-      query: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'Words to look for in names and descriptions.' })),
+      query: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'Words to match in names and descriptions.' })),
       include_schemas: Type.Optional(Type.Boolean({ default: false })),
     },
     { additionalProperties: false }
@@ -27,6 +23,7 @@ export default defineOperation({
         name: Type.String(),
         title: Type.String(),
         description: Type.String(),
+        toolset: Type.String(),
         read_only: Type.Boolean(),
         input_schema: Type.Optional(Type.Unsafe<Record<string, unknown>>({ type: 'object', additionalProperties: true, description: "The tool's input JSON Schema (with include_schemas)." })),
       })
@@ -56,6 +53,7 @@ export default defineOperation({
         name: c.name,
         title: c.title,
         description: c.description,
+        toolset: c.toolset,
         read_only: c.annotations.readOnlyHint,
         ...(args.include_schemas ? { input_schema: c.input_schema } : {}),
       }))

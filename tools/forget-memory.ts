@@ -7,7 +7,8 @@ import { writableMemory } from './memory-access.ts'
 export default defineOperation({
   name: 'forget_memory',
   title: 'Forget a memory',
-  description: 'Delete a memory by its id, for good. Use when it is wrong or no longer true. Returns {id, deleted: true}.',
+  description:
+    'Memory deletion: forget a memory by its id, for good, when it is wrong or no longer true.',
   scope: 'workspace',
   role: 'reviewer',
   input: Type.Object({ id: MemoryId }, { additionalProperties: false }),

@@ -7,9 +7,8 @@ export default defineOperation({
   name: 'get_daily_event_summary',
   title: 'Daily event summary',
   description:
-    'Per day and per event name: how many events were recorded (`count`) and by how many distinct users (`unique_users`), ' +
-    'for `window` 7d (default) or 30d in the project time zone, oldest day first, plus totals per event over the window. ' +
-    'Pass `event` to see one event name only. Use it to see which events move and which are quiet.',
+    'Daily event summary: per day and event name, the events and their distinct users over `window` 7d or 30d, with ' +
+    'totals per event; `event` narrows it to one. Shows which events move or went quiet.',
   scope: 'project',
   role: 'viewer',
   input: Type.Object(

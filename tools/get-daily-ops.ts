@@ -7,9 +7,8 @@ export default defineOperation({
   name: 'get_daily_ops',
   title: 'Daily operational metrics',
   description:
-    'Daily registrations and usage of the project for `window` 7d (default) or 30d, in the project time zone: one record ' +
-    'per day, oldest first, zeros included, with registered_users (unique signups), daily_use_users, active_users ' +
-    '(= daily_use_users), signup_events and daily_use_events. Exact counts from rollups kept at ingestion.',
+    'Daily metrics: registrations and daily use, one record a day over `window` 7d or 30d in the project time zone, ' +
+    'oldest first, zeros included (active_users = daily_use_users). Exact counts.',
   scope: 'project',
   role: 'viewer',
   input: Type.Object({ window: WindowParam }, { additionalProperties: false }),

@@ -22,15 +22,14 @@ export default defineOperation({
   name: 'get_event_stream',
   title: 'Your recent raw events',
   description:
-    'The authenticated user\'s own recent raw events in the project (those whose distinct_id is your identity there, ' +
-    'by default your email), newest first. `limit` 1–100 (default 20); pass the returned `next_cursor` as `before` for ' +
-    'older events. Use it to check that your own tracking arrives.',
+    'Events of your own: your recent raw events in the project (distinct_id = your identity there), newest first; ' +
+    '`before` = `next_cursor` pages back. Checks that your tracking arrives.',
   scope: 'project',
   role: 'viewer',
   input: Type.Object(
     {
       limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })),
-      before: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'A next_cursor from a previous page.' })),
+      before: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'The last page\'s next_cursor.' })),
     },
     { additionalProperties: false }
   ),

@@ -11,9 +11,9 @@ export default defineOperation({
   name: 'get_overview',
   title: 'Project overview (KPIs)',
   description:
-    'The KPIs a growth team looks at first, in the project time zone: signups and daily users today, over the last 7 and ' +
-    '30 days and against the previous period; unique users over 7 and 30 days; stickiness (DAU/MAU); opportunities by ' +
-    'status and evaluation with the number pending review; and the time of the last recorded event. Start here.',
+    'KPIs of a project, to start with: signups and daily users today, over 7 and 30 days and against the previous ' +
+    'period (change = (last − previous) / previous), unique users, stickiness (DAU/MAU), opportunities by status and ' +
+    'evaluation.',
   scope: 'project',
   role: 'viewer',
   input: Type.Object({}, { additionalProperties: false }),

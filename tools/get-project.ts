@@ -6,8 +6,8 @@ export default defineOperation({
   name: 'get_project',
   title: 'Read the project card',
   description:
-    'The project card: name, slug, description, website, audience, value proposition, goals, channels, stage and ' +
-    'time zone, plus your role. Read it before suggesting growth ideas so they fit the product.',
+    'Project card: what the product is, for whom, its goals, channels, stage and time zone, with your role. Read it ' +
+    'before suggesting growth ideas.',
   scope: 'project',
   role: 'viewer',
   input: Type.Object({}, { additionalProperties: false }),

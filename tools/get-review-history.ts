@@ -7,8 +7,8 @@ export default defineOperation({
   name: 'get_review_history',
   title: 'Review history of an opportunity',
   description:
-    'The review changes of one opportunity, oldest first: who changed it, when, and each changed field before → after. ' +
-    'Use it to see how an opportunity moved through the pipeline. Needs review access.',
+    'Review history of a growth opportunity, oldest first: who changed it, when, and each field before → after. Needs ' +
+    'review access.',
   scope: 'project',
   role: 'reviewer',
   input: Type.Object({ event_id: EventId }, { additionalProperties: false }),

@@ -6,8 +6,10 @@ import { ownedWebhook, toWebhook } from './webhook-access.ts'
 export default defineOperation({
   name: 'get_webhook',
   title: 'Get a webhook',
-  description: 'One webhook subscription by its id (whk_…), with its state; never its secret. Owner of its project only.',
+  description:
+    'Webhook by its id (whk_…), with its state; never its secret. Owner of its project only.',
   scope: 'workspace',
+  toolset: 'admin',
   role: 'viewer',
   input: Type.Object({ id: WebhookId }, { additionalProperties: false }),
   output: Webhook,

@@ -18,6 +18,7 @@ export default defineOperation({
     '`projects`. You must own every project named. Returns the invitation with its `link`, shown this once: a ' +
     'single-use link, valid for 7 days, where the invitee chooses a password. When mail is configured it is also ' +
     'mailed (`mailed`). Inviting the same email again replaces the earlier invitation (its link stops working).',
+  toolset: 'admin',
   scope: 'workspace',
   role: 'viewer',
   input: Type.Object({

@@ -12,6 +12,7 @@ export default defineOperation({
     'reviewer, owner) in every project you can see (a workspace owner also sees the members in none of them), and ' +
     'the pending invitations to the projects you own (with their expiry; never their link). Any member may list; ' +
     'managing needs the owner role.',
+  toolset: 'admin',
   scope: 'workspace',
   role: 'viewer',
   input: Type.Object({}, { additionalProperties: false }),

@@ -7,9 +7,8 @@ export default defineOperation({
   name: 'list_memories',
   title: 'List project memories',
   description:
-    'The memories kept for the project (facts, decisions, learnings), newest first. Narrow with `query` (full-text, ' +
-    'web-search syntax: words, "phrases", -exclusions, or) and/or `tag`; page with `page` and `page_size`. ' +
-    'Returns {items, page, page_size, total, total_pages}.',
+    'Memories of a project (facts, decisions, learnings), newest first; narrow with `query` (full-text, web-search ' +
+    'syntax) and/or `tag`, page with `page`/`page_size`.',
   scope: 'project',
   role: 'viewer',
   input: Type.Object(

@@ -32,12 +32,9 @@ export default defineOperation({
   name: 'list_opportunities',
   title: 'List growth opportunities',
   description:
-    'List the growth opportunities of a project, newest first, with their review state. Filter by `type`, `date` ' +
-    '(`today` in the project time zone), `evaluation` and `status`, and search the texts with `q` (a case-insensitive substring of ' +
-    'key_information, reason, suggested_action or contribution_type); page with `page` and `page_size` (1–100, default 20), ' +
-    'or walk a long list with `after` = the previous page\'s `next_cursor` (as fast at the end as at the start, and stable ' +
-    'while new opportunities arrive; `page` is then not used). ' +
-    'Returns {items, page, page_size, total, total_pages, next_cursor}. Needs review access (reviewer or owner).',
+    'Growth opportunities of a project, newest first, with their review state; filter by `type`, `date`, ' +
+    '`evaluation`, `status` and text `q`, page with `page`/`page_size` or `after` = `next_cursor`. Needs review ' +
+    'access.',
   scope: 'project',
   role: 'reviewer',
   input: Type.Object(OpportunityFilters, { additionalProperties: false }),

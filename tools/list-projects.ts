@@ -6,8 +6,8 @@ export default defineOperation({
   name: 'list_projects',
   title: 'List projects',
   description:
-    'The projects you can reach in this workspace, each with its project card and your role (viewer, reviewer, owner). ' +
-    'Use it first to find the `project` id or slug the other tools take.',
+    'Projects you can reach, each with its project card and your role. Call it first: the other tools take a ' +
+    'project\'s id or slug as `project`.',
   scope: 'workspace',
   role: 'viewer',
   input: Type.Object({}, { additionalProperties: false }),

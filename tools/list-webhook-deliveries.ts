@@ -8,9 +8,10 @@ export default defineOperation({
   name: 'list_webhook_deliveries',
   title: 'A webhook’s delivery log',
   description:
-    'The messages of a webhook, newest first: status (pending, succeeded, failed), attempts, next attempt, last response ' +
-    'code, error excerpt and latency. Optional `status` filter; `page` and `page_size` (≤ 100). Owner only.',
+    'Webhook deliveries, newest first: status (pending, succeeded, failed), attempts, next attempt, last response ' +
+    'code, error excerpt and latency; optional `status` filter, `page`/`page_size`. Owner only.',
   scope: 'workspace',
+  toolset: 'admin',
   role: 'viewer',
   input: Type.Object({
     id: WebhookId,

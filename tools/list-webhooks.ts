@@ -7,8 +7,10 @@ import { toWebhook } from './webhook-access.ts'
 export default defineOperation({
   name: 'list_webhooks',
   title: 'List the project’s webhooks',
-  description: 'The webhook subscriptions of the project, oldest first, with their state (enabled, failing). Never their secrets. Owner only.',
+  description:
+    'Webhooks of the project, oldest first, with their state (enabled, failing); never their secrets. Owner only.',
   scope: 'project',
+  toolset: 'admin',
   role: 'owner',
   input: Type.Object({ project: Type.Optional(ProjectRef) }, { additionalProperties: false }),
   output: Type.Object({ items: Type.Array(Webhook) }),

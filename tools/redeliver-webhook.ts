@@ -8,9 +8,10 @@ export default defineOperation({
   name: 'redeliver_webhook',
   title: 'Send a webhook message again',
   description:
-    'Send one message of a webhook again, now, with the same webhook-id (receivers de-duplicate by it) and a fresh ' +
-    'schedule of retries. `id` is the webhook, `delivery` the message (msg_…). Owner only.',
+    'Webhook redelivery: send one message (`delivery`, msg_…) of a webhook (`id`) again now, with the same webhook-id ' +
+    '(receivers de-duplicate by it) and fresh retries. Owner only.',
   scope: 'workspace',
+  toolset: 'admin',
   role: 'viewer',
   input: Type.Object({ id: WebhookId, delivery: DeliveryId }, { additionalProperties: false }),
   output: Delivery,

@@ -15,6 +15,7 @@ export default defineOperation({
     'own it; a project keeps an owner). Without it, remove them from the whole workspace: their console sessions end and their ' +
     'keys and OAuth grants stop working at once; their past work keeps its author. Needs the owner role in every ' +
     'project they belong to, or workspace ownership; you cannot remove yourself. An invitation can bring them back.',
+  toolset: 'admin',
   scope: 'workspace',
   role: 'viewer',
   input: Type.Object({

@@ -6,13 +6,10 @@ import { BulkReviewIds, BulkReviewResult, ReviewFields } from '../schemas/opport
 
 export default defineOperation({
   name: 'review_opportunities',
-  title: 'Review several growth opportunities at once',
+  title: 'Review growth opportunities in bulk',
   description:
-    'Apply the same review to several opportunities in one atomic step: `event_ids` (1–100 distinct ids) and `evaluation` ' +
-    '(`useful`, `not_useful`, or "" to clear), `status` (pending, reviewing, contacted, adopted, ignored, done) and/or `note` ' +
-    '(≤ 2000 characters). Only the fields you send change; each opportunity gets its own review history entry, as with ' +
-    'review_opportunity. If any id is not in the project, nothing changes and the error names the missing ids. Returns ' +
-    '{items: [{event_id, evaluation, status, review_note, review_updated_at}]} in the order given. Needs review access.',
+    'Opportunity reviews in bulk: the same `evaluation`, `status` and/or `note` for 1–100 growth opportunities, ' +
+    'atomically (an id not in the project changes nothing and is named). Needs review access.',
   scope: 'project',
   role: 'reviewer',
   input: Type.Object({ event_ids: BulkReviewIds, ...ReviewFields }, { additionalProperties: false }),

@@ -16,9 +16,8 @@ export default defineOperation({
   name: 'review_opportunity',
   title: 'Review a growth opportunity',
   description:
-    'Set the review of one opportunity: `evaluation` (`useful`, `not_useful`, or "" to clear), `status` (pending, reviewing, ' +
-    'contacted, adopted, ignored, done) and/or `note` (≤ 2000 characters, stored as review_note). Only the fields you send ' +
-    'change. Returns event_id, evaluation, status, review_note, review_updated_at. Needs review access.',
+    'Opportunity review: set a growth opportunity\'s `evaluation`, pipeline `status` and/or `note`; only the fields ' +
+    'you send change, and the change joins its review history. Needs review access.',
   scope: 'project',
   role: 'reviewer',
   input: Type.Object({ event_id: EventId, ...ReviewFields }, { additionalProperties: false }),

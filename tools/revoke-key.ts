@@ -8,6 +8,7 @@ export default defineOperation({
   title: 'Revoke a key',
   description: 'Revoke one of your keys by its id (key_…): it stops working at once, on every instance. Revoking it again changes nothing.',
   scope: 'workspace',
+  toolset: 'admin',
   role: 'viewer',
   tool: false,
   input: Type.Object({ id: Type.String({ pattern: '^key_[0-9A-Za-z]{1,40}$', description: 'The key id (key_…).' }) }, { additionalProperties: false }),

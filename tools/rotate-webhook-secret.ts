@@ -9,9 +9,10 @@ export default defineOperation({
   name: 'rotate_webhook_secret',
   title: 'Rotate a webhook’s signing secret',
   description:
-    'A new signing secret for the webhook, returned this once. For 24 hours messages carry two signatures, by the new ' +
-    'and the previous secret, so the receiver can switch without losing a message. Owner only.',
+    'Webhook secret rotation: a new signing secret, returned this once; for 24 hours messages carry two signatures ' +
+    '(new and previous), so the receiver switches without losing one. Owner only.',
   scope: 'workspace',
+  toolset: 'admin',
   role: 'viewer',
   input: Type.Object({ id: WebhookId }, { additionalProperties: false }),
   output: WebhookWithSecret,

@@ -8,10 +8,8 @@ export default defineOperation({
   name: 'search_signals',
   title: 'Search signals',
   description:
-    'Ranked full-text search over the project\'s opportunities and memories. `query` uses web-search syntax ' +
-    '(words, "exact phrase", -excluded, or). Optional `kinds` (opportunity, memory) and `limit` (1–50, default 10). ' +
-    'Each hit has its kind, id, a snippet with matches in **bold**, and a rank. Opportunities are searched only with ' +
-    'review access; `searched` says which kinds were.',
+    'Signals search: ranked full-text search over the project\'s growth opportunities and memories (web-search syntax: ' +
+    'words, "phrase", -excluded, or). Opportunities need review access.',
   scope: 'project',
   role: 'viewer',
   input: Type.Object(

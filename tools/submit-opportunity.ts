@@ -6,9 +6,8 @@ export default defineOperation({
   name: 'submit_opportunity',
   title: 'Submit a growth opportunity',
   description:
-    'Submit a growth opportunity for the project so the team can review it. Use when you found a lead, partner, channel or ' +
-    'user signal worth following up. Send `external_id` to make retries safe: the same external_id returns the existing ' +
-    'opportunity (created: false) instead of a duplicate. Returns the opportunity with its event_id, status `pending`.',
+    'Growth opportunity submission: file a lead, partner, channel or user signal for the team to review (status ' +
+    '`pending`); the same `external_id` again returns the existing one (created: false).',
   scope: 'project',
   role: 'reviewer',
   input: Type.Object(SubmissionFields, { additionalProperties: false }),

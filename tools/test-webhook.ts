@@ -8,9 +8,10 @@ export default defineOperation({
   name: 'test_webhook',
   title: 'Send a test message to a webhook',
   description:
-    'Queue a `webhook.test` message to this webhook now (data: the subscription), signed and retried like any other. ' +
-    'Returns the delivery; list_webhook_deliveries shows how it went. Owner only.',
+    'Webhook test: queue a `webhook.test` message now, signed and retried like any other; list_webhook_deliveries ' +
+    'shows how it went. Owner only.',
   scope: 'workspace',
+  toolset: 'admin',
   role: 'viewer',
   input: Type.Object({ id: WebhookId }, { additionalProperties: false }),
   output: Delivery,

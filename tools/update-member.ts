@@ -14,6 +14,7 @@ export default defineOperation({
     '`project` (you own it); a member with no role there is added to it. It takes effect at once on every key and ' +
     'session of theirs. A project always keeps an owner: demoting its last owner is refused (conflict). Returns ' +
     'the new role and the one before (null: none).',
+  toolset: 'admin',
   scope: 'project',
   role: 'owner',
   input: Type.Object({

@@ -10,8 +10,8 @@ export default defineOperation({
   name: 'update_memory',
   title: 'Update a memory',
   description:
-    'Change a memory by its id: `content`, `tags` (replaces the list) and/or `source`; only sent fields change. ' +
-    'Returns the updated memory.',
+    'Memory update: change a memory\'s `content`, `tags` (replaces the list) and/or `source` by its id; only the ' +
+    'fields you send change.',
   scope: 'workspace',
   role: 'reviewer',
   input: Type.Object({ id: MemoryId, ...MemoryPatch.properties }, { additionalProperties: false }),

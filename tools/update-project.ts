@@ -10,10 +10,10 @@ export default defineOperation({
   name: 'update_project',
   title: 'Update the project card',
   description:
-    'Change fields of the project card; only the fields you send change (slug, name, description, website, audience, ' +
-    'value_proposition, goals, channels, stage, timezone). Changing the time zone re-computes the daily metrics. ' +
-    'Owner only. Returns the updated card.',
+    'Project card update: only the fields you send change; a new time zone recomputes the daily metrics. Owner only. ' +
+    'Returns the card.',
   scope: 'project',
+  toolset: 'admin',
   role: 'owner',
   input: ProjectCardPatch,
   output: ProjectWithRole,

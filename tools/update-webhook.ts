@@ -9,9 +9,10 @@ export default defineOperation({
   name: 'update_webhook',
   title: 'Update a webhook',
   description:
-    'Change a webhook by its id: `url`, `events` (replaces the list), `description` and/or `enabled` (false pauses ' +
-    'deliveries, which wait; true resumes them and clears the failing state). Only sent fields change. Owner only.',
+    'Webhook update: `url`, `events` (replaces the list), `description` and/or `enabled` (false pauses deliveries, ' +
+    'true resumes them and clears the failing state); only the fields you send change. Owner only.',
   scope: 'workspace',
+  toolset: 'admin',
   role: 'viewer',
   input: Type.Object({
     id: WebhookId,

@@ -59,9 +59,9 @@ t.test('initialize tells who the server is and what it offers', async (t) => {
   t.match(client.getInstructions(), /list_projects/)
 })
 
-t.test('tools/list is GET /v1/tools in MCP clothing', async (t) => {
+t.test('tools/list is GET /v1/tools?toolsets=default in MCP clothing', async (t) => {
   const listed = await client.listTools()
-  const restList = await app.inject({ method: 'GET', url: '/v1/tools', headers: bearer(ws.keys.service) })
+  const restList = await app.inject({ method: 'GET', url: '/v1/tools?toolsets=default', headers: bearer(ws.keys.service) })
   t.equal(restList.statusCode, 200)
   const restTools = restList.json().tools as { name: string; description: string; input_schema: unknown; output_schema: unknown }[]
   t.ok(restTools.length >= 10, 'a real catalogue')
@@ -190,11 +190,11 @@ t.test('a tool disabled for the workspace is gone from MCP', async (t) => {
   t.ok((await client.listTools()).tools.some((x) => x.name === 'search_signals'), 'listed again once re-enabled')
 })
 
-t.test('resources are the public agent documents and the MCP App views', async (t) => {
+t.test('resources are the public agent documents, as skills (test/mcp/skills.test.ts), and the MCP App views', async (t) => {
   const { resources } = await client.listResources()
-  t.same(resources.map((r) => r.uri).sort(), [`${url}/SKILL.md`, `${url}/skills/growth/SKILL.md`, 'ui://growthdesk/board', 'ui://growthdesk/daily-ops'])
-  for (const [uri, path] of [[`${url}/SKILL.md`, '/SKILL.md'], [`${url}/skills/growth/SKILL.md`, '/skills/growth/SKILL.md']] as const) {
-    t.equal(resources.find((r) => r.uri === uri)?.mimeType, 'text/markdown')
+  t.same(resources.map((r) => r.uri), ['skill://growthdesk/SKILL.md', 'skill://growthdesk-growth/SKILL.md', 'ui://growthdesk/board', 'ui://growthdesk/daily-ops'])
+  for (const [uri, path] of [['skill://growthdesk/SKILL.md', '/SKILL.md'], ['skill://growthdesk-growth/SKILL.md', '/skills/growth/SKILL.md'], [`${url}/SKILL.md`, '/SKILL.md']] as const) {
+    if (uri.startsWith('skill:')) t.equal(resources.find((r) => r.uri === uri)?.mimeType, 'text/markdown')
     const read = await client.readResource({ uri })
     const served = await fetch(`${url}${path}`)
     t.equal(served.status, 200)

@@ -20,7 +20,8 @@ const { app, url } = await listenTestApp(t, { now, config: { webhooks: { enabled
 // own workspace, so that every surface meets the same state (reads are made on the first, by all three).
 const worlds = await Promise.all([0, 1, 2].map(async () => new World(app, await seedWorkspace(app))))
 const ws = worlds[0]!.ws
-const endpoint = `${url}/mcp`
+// Every toolset listed (the default list is test/mcp/toolsets.test.ts's).
+const endpoint = `${url}/mcp?toolsets=all`
 for (const { ws } of worlds) {
   await ingestEvents(app, ws.keys.ingest, [
     ['signup', 'u1', '2025-06-08T09:00:00Z'],
@@ -80,7 +81,8 @@ t.test('both eras list every registry tool, in registry order, fully described',
   }
   for (const tool of a.tools) {
     t.ok(tool.title, `${tool.name}: title`)
-    for (const hint of ['readOnlyHint', 'destructiveHint', 'idempotentHint'] as const) t.type(tool.annotations?.[hint], 'boolean', `${tool.name}: ${hint}`)
+    const hints = tool.annotations?.readOnlyHint ? ['readOnlyHint'] as const : ['readOnlyHint', 'destructiveHint', 'idempotentHint'] as const
+    for (const hint of hints) t.type(tool.annotations?.[hint], 'boolean', `${tool.name}: ${hint}`)
     t.ok(tool.outputSchema, `${tool.name}: outputSchema`)
     t.strictSame(empty(tool.outputSchema, '', []), [], `${tool.name}: no empty {} sub-schema in outputSchema`)
     t.doesNotThrow(() => ajv.compile(tool.outputSchema!), `${tool.name}: outputSchema is JSON Schema 2020-12`)
@@ -175,7 +177,7 @@ t.test('an unknown tool is -32602 naming it once, in both eras', async (t) => {
   t.equal((b as McpError).code, -32602)
   for (const [era, e] of [['2026-07-28', a], ['2025-11-25', b]] as const) {
     const message = (e as Error).message
-    t.match(message, /Unknown tool: no_such_tool/, `${era}: names the tool`)
+    t.match(message, /There is no tool named 'no_such_tool'\. .*discover_tools/, `${era}: names the tool and discover_tools`)
     t.notMatch(message, /MCP error -32602:.*MCP error -32602:/, `${era}: the prefix once: ${message}`)
   }
 })
@@ -267,7 +269,7 @@ t.test('2026-07-28: an unknown tool and a disabled tool are -32602 with the id',
   const res = await post(rpc(50, 'tools/call', { name: 'no_such_tool', arguments: {} }), { 'mcp-method': 'tools/call', 'mcp-name': 'no_such_tool' })
   t.equal(res.body.id, 50)
   t.equal(res.body.error?.code, -32602)
-  t.equal(res.body.error?.message, 'Unknown tool: no_such_tool')
+  t.equal(res.body.error?.message, (await rest('no_such_tool', {})).body.match(/"message":"([^"]*)"/)?.[1], 'the message of REST\'s 404')
   await app.repos.workspaces.setToolEnabled(ws.workspace.id, 'get_overview', false)
   t.teardown(() => app.repos.workspaces.setToolEnabled(ws.workspace.id, 'get_overview', true))
   const disabled = await post(rpc(51, 'tools/call', { name: 'get_overview', arguments: { project } }), { 'mcp-method': 'tools/call', 'mcp-name': 'get_overview' })

@@ -137,14 +137,14 @@ for (const era of ['legacy', 'modern'] as const) {
   sdk('tools/list', { body: tools.body, headers: era === 'modern' ? { ...tools.headers, 'mcp-method': 'tools/list' } : tools.headers })
   sdk('a batch', { body: [call(era, 'list_projects', {}).body], headers: call(era, 'list_projects', {}).headers })
 }
-// 2025 revisions: every one the SDK accepts is the lane's; anything else is the SDK's.
-for (const version of ['2025-06-18', '2025-03-26', '2024-11-05', '2024-10-07']) {
+// 2025 revisions: every one served is the lane's; anything else (2024 ones included) is the SDK's.
+for (const version of ['2025-06-18', '2025-03-26']) {
   cases.push({ label: `legacy: MCP-Protocol-Version ${version}`, ...call('legacy', 'get_project', { project }, { headers: { 'mcp-protocol-version': version } }), path: 'fast' })
 }
 const noHeader = call('legacy', 'get_project', { project })
 delete (noHeader.headers as Record<string, string>)['mcp-protocol-version']
 cases.push({ label: 'legacy: no MCP-Protocol-Version', ...noHeader, path: 'fast' })
-for (const version of ['2024-01-01', '2025-11-24']) {
+for (const version of ['2024-01-01', '2024-11-05', '2024-10-07', '2025-11-24']) {
   cases.push({ label: `legacy: unsupported MCP-Protocol-Version ${version}`, ...call('legacy', 'get_project', { project }, { headers: { 'mcp-protocol-version': version } }), path: 'sdk' })
 }
 cases.push({ label: 'legacy: a 2026-07-28 header without the envelope', ...call('legacy', 'get_project', { project }, { headers: { 'mcp-protocol-version': '2026-07-28' } }), path: 'sdk' })

@@ -65,8 +65,11 @@ t.test('the tools answer what they say', async (t) => {
 t.test('listed everywhere: /v1/tools, MCP in both eras, OpenAPI, SKILL.md', async (t) => {
   const listed = (await app.inject({ method: 'GET', url: '/v1/tools', headers: bearer(key) })).json().tools.map((c: { name: string }) => c.name)
   for (const name of TOOLS) t.ok(listed.includes(name), `/v1/tools: ${name}`)
+  // A plugin's tools are in the default toolset: what MCP lists by default, as /v1/tools?toolsets=default.
+  const listedByDefault = (await app.inject({ method: 'GET', url: '/v1/tools?toolsets=default', headers: bearer(key) })).json().tools.map((c: { name: string }) => c.name)
+  for (const name of TOOLS) t.ok(listedByDefault.includes(name), `/v1/tools?toolsets=default: ${name}`)
   const [a, b] = [await modern.listTools(), await legacy.listTools()]
-  t.strictSame(a.tools.map((x) => x.name), listed, 'MCP 2026-07-28: the same tools, in the same order')
+  t.strictSame(a.tools.map((x) => x.name), listedByDefault, 'MCP 2026-07-28: the same tools, in the same order')
   t.strictSame(b.tools, a.tools, 'MCP 2025-11-25: the same list')
   const tool = a.tools.find((x) => x.name === 'count_opportunities_by_status')!
   t.ok(tool.outputSchema, 'with its output schema')

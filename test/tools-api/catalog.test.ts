@@ -95,7 +95,7 @@ t.test('tool catalogue', async (t) => {
     t.same(Object.keys(res.json()), ['tools'])
     for (const c of tools) {
       // `ui` only on the tools with an MCP App view (test/mcp/apps.test.ts).
-      t.same(Object.keys(c).sort(), ['annotations', 'description', 'input_schema', 'name', 'output_schema', 'title', ...(c.ui ? ['ui'] : [])], c.name)
+      t.same(Object.keys(c).sort(), ['annotations', 'description', 'input_schema', 'name', 'output_schema', 'title', 'toolset', ...(c.ui ? ['ui'] : [])], c.name)
       t.same(c, JSON.parse(JSON.stringify(app.registry.contract(c.name))), `${c.name} is the registry's contract`)
       t.type(c.title, 'string')
       t.ok(c.title.length > 0, `${c.name} has a title`)
@@ -107,8 +107,10 @@ t.test('tool catalogue', async (t) => {
       const keys = new Set([...keysDeep(c.input_schema), ...keysDeep(c.output_schema)])
       t.notOk(keys.has('$schema'), `${c.name} schemas carry no $schema`)
       t.notOk(keys.has('$id'), `${c.name} schemas carry no $id`)
-      for (const hint of ['readOnlyHint', 'destructiveHint', 'idempotentHint']) t.type(c.annotations[hint], 'boolean', `${c.name} ${hint}`)
-      t.equal(c.annotations.title, c.title)
+      // A reader's only hint is readOnlyHint (the others mean something only for a writer).
+      const hints = c.annotations.readOnlyHint ? ['readOnlyHint'] : ['readOnlyHint', 'destructiveHint', 'idempotentHint']
+      t.same(Object.keys(c.annotations).filter((k) => k !== 'openWorldHint').sort(), hints.sort(), `${c.name}: its hints`)
+      for (const hint of hints) t.type(c.annotations[hint], 'boolean', `${c.name} ${hint}`)
       const isProjectTool = app.registry.operation(c.name).scope === 'project'
       t.equal('project' in c.input_schema.properties, isProjectTool, `${c.name}: project property iff project tool`)
       if (isProjectTool) {
@@ -121,7 +123,7 @@ t.test('tool catalogue', async (t) => {
   t.test('annotations tell readers from writers', async (t) => {
     const tools: Contract[] = (await app.inject({ method: 'GET', url: '/v1/tools', headers: owner })).json().tools
     const by = (name: string) => tools.find((c) => c.name === name)!.annotations
-    t.match(by('get_daily_ops'), { readOnlyHint: true, destructiveHint: false, idempotentHint: true })
+    t.same(by('get_daily_ops'), { readOnlyHint: true })
     t.match(by('forget_memory'), { readOnlyHint: false, destructiveHint: true })
     t.match(by('add_memory'), { readOnlyHint: false, destructiveHint: false, idempotentHint: false })
     t.match(by('review_opportunity'), { readOnlyHint: false, destructiveHint: false, idempotentHint: true })
@@ -303,7 +305,7 @@ t.test('tool catalogue', async (t) => {
     t.equal(found.total, registryNames.length)
     for (const x of found.tools) {
       const c = app.registry.contract(x.name)!
-      t.same(x, { name: c.name, title: c.title, description: c.description, read_only: c.annotations.readOnlyHint }, `${x.name} without schema`)
+      t.same(x, { name: c.name, title: c.title, description: c.description, toolset: c.toolset, read_only: c.annotations.readOnlyHint }, `${x.name} without schema`)
     }
     const names = async (query: string) => {
       const { tools, total } = await discover({ query })
