@@ -20,7 +20,7 @@ import { Webhook as Verifier } from 'standardwebhooks'
 import { buildApp } from '../app.ts'
 import type { Database } from '../config.ts'
 import { main } from '../bin/cli.ts'
-import { createKey } from '../bin/admin.ts'
+import { createKey, resetPassword } from '../bin/admin.ts'
 import { rowsOf } from '../db/client.ts'
 import { sql } from '../db/orm.ts'
 import { decodeSecretsKey, sealContexts, SecretBox, SecretsKeyError } from '../db/secret-box.ts'
@@ -72,6 +72,11 @@ const credentialsIn = (text: string) => [...new Set(text.match(/gd[a-z]_[0-9A-Za
 interface ProbeContext { projectId: string; clientId: string; clientSecret: string; verifier: string }
 
 async function works(app: FastifyInstance, url: string, value: string, ctx: ProbeContext): Promise<string | null> {
+  // A link token (an invitation's gdv_…, a password reset's gdp_…) works when its page opens.
+  for (const page of ['/console/invite/', '/console/reset/']) {
+    const res = await app.inject({ method: 'GET', url: `${page}${encodeURIComponent(value)}` })
+    if (res.statusCode === 200) return `GET ${page}… opened its page`
+  }
   for (const [method, path] of [['GET', '/v1/tools'], ['GET', `/api/v1/mcp/projects/${ctx.projectId}/daily-ops`], ['POST', '/v1/events']] as const) {
     const res = await app.inject({ method, url: path, headers: bearer(value), ...(method === 'POST' ? { payload: { events: [] } } : {}) })
     if (res.statusCode !== 401) return `${method} ${path} answered ${res.statusCode}`
@@ -174,6 +179,16 @@ t.test('a dump of the database holds no secret that works', async (t) => {
     const cookie = decodeURIComponent(agent.cookies.get('gd_session')!)
     secrets.set(`${who}'s session cookie`, cookie).set(`${who}'s session id`, cookie.replace(/\.[^.]*$/, ''))
   }
+  // Team links (issue 26): an invitation by tool, one made in the console whose page was never
+  // opened (its link waits in the session, sealed), a reset link by the CLI and one an owner made
+  // in the console, also never shown.
+  const invited = await call(app, ws.keys.service, 'POST', '/v1/tools/invite_member', { email: 'dump-invitee@example.com', projects: [{ project: ws.project.id, role: 'reviewer' }] })
+  t.equal(invited.status, 200, 'an invitation made with a tool')
+  secrets.set('an invitation link\'s token (made by a tool)', new URL(invited.body.result.link).pathname.split('/').pop()!)
+  const reset = await resetPassword(app, { email: member.user.email })
+  secrets.set('a password-reset link\'s token (admin reset-password)', new URL(reset.link).pathname.split('/').pop()!)
+  t.equal((await owner.submit('/console/members', '/console/members/invite', { email: 'dump-console@example.com', [`role_${ws.project.id}`]: 'viewer' })).headers.location, '/console/members/invited', 'an invitation made in the console; its page is not opened')
+  t.equal((await owner.submit('/console/members', '/console/members/reset-link', { email: member.user.email, back: '/console/members' })).statusCode, 303, 'a reset link made in the console; its page is not opened')
   secrets.set('the server key, base64', TEST_SECRETS_KEY.toString('base64')).set('the server key, hex', TEST_SECRETS_KEY.toString('hex'))
 
   // The dumps, taken now: the console's secrets are still waiting for their pages.
@@ -184,6 +199,12 @@ t.test('a dump of the database holds no secret that works', async (t) => {
   // Only now are the waiting secrets read from their pages, to look for them in the dumps taken before.
   const shownKey = /id="new-key">([^<]+)</.exec((await owner.get('/console/keys/new')).body)?.[1]
   const shownSecret = /id="new-webhook-secret">([^<]+)</.exec((await owner.get(webhooksPage)).body)?.[1]
+  const tokenOf = (body: string, id: string) => new RegExp(`id="${id}">[^<]*/(gd[a-z]_[0-9A-Za-z]{38})<`).exec(body)?.[1]
+  const shownInvitation = tokenOf((await owner.get('/console/members/invited')).body, 'invitation-link')
+  const shownReset = tokenOf((await owner.get('/console/members/reset-link?back=/console/members')).body, 'reset-link')
+  t.match(shownInvitation, /^gdv_/, 'the console invitation link was still waiting in the session at the dump')
+  t.match(shownReset, /^gdp_/, 'and so was the console reset link')
+  secrets.set('a console invitation link whose page was not opened at the dump', shownInvitation!).set('a console reset link whose page was not opened at the dump', shownReset!)
   t.match(shownKey, /^gds_/, 'the console key was still waiting in the session at the dump')
   t.match(shownSecret, /^whsec_/, 'and so was the console webhook\'s secret')
   secrets.set('a console key whose page was not opened at the dump', shownKey!).set('a console webhook secret whose page was not opened at the dump', shownSecret!)
@@ -193,7 +214,7 @@ t.test('a dump of the database holds no secret that works', async (t) => {
   // (this spends the unredeemed code and the refresh token: the dumps were taken before).
   const planted = credentialsIn([...secrets.values()].join('\n'))
   t.equal(planted.length, [...secrets.values()].filter((v) => /^gd[a-z]_/.test(v)).length, `the probe finds the ${planted.length} credentials in a text that holds them`)
-  for (const value of [ws.keys.service, ws.keys.mcp, ws.keys.ingest, second.access_token, shownKey!, secrets.get('an OAuth code never redeemed')!, second.refresh_token, client.client_secret]) {
+  for (const value of [secrets.get('an invitation link\'s token (made by a tool)')!, shownReset!, ws.keys.service, ws.keys.mcp, ws.keys.ingest, second.access_token, shownKey!, secrets.get('an OAuth code never redeemed')!, second.refresh_token, client.client_secret]) {
     t.ok(await works(app, url, value, ctx), `the probe sees that ${value.slice(0, 4)}… works`)
   }
 
