@@ -3,7 +3,6 @@
 // body over /v1/tools and both MCP eras); a failed precondition changes nothing, and without one
 // the last write wins as before.
 import t from 'tap'
-import type { FastifyInstance } from 'fastify'
 import { bearer, buildTestApp, PUBLIC_URL, seedWorkspace } from '../helpers/app.ts'
 
 interface ErrorBody {
