@@ -28,6 +28,7 @@ export const Errors = {
   NotFound: make('not_found', 404),
   MethodNotAllowed: make('method_not_allowed', 405),
   Conflict: make('conflict', 409),
+  PreconditionFailed: make('precondition_failed', 412),
   PayloadTooLarge: make('payload_too_large', 413),
   UnsupportedMediaType: make('unsupported_media_type', 415),
   RateLimited: make('rate_limited', 429),

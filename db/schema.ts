@@ -100,6 +100,8 @@ export const opportunities = pgTable('opportunities', {
   status: text('status', { enum: statuses }).notNull().default('pending'),
   reviewNote: text('review_note').notNull().default(''),
   reviewUpdatedAt: tstz('review_updated_at'),
+  /** Bumped by the UPDATE of every change, in that same statement: the opportunity's ETag, and what `if_version` is compared with. */
+  version: integer('version').notNull().default(1),
 }, (t) => [
   uniqueIndex('opportunities_external_key').on(t.projectId, t.externalId),
   index('opportunities_recent_idx').on(t.projectId, t.receivedAt.desc().nullsFirst(), t.id),

@@ -24,7 +24,42 @@ export interface OperationRoute {
    * access checks and errors (JSON), through the export's operation.
    */
   csv?: CsvExport
+  /**
+   * The operation's version precondition (an integer argument, `if_version`) comes from the
+   * `If-Match` header instead of the body, and its result's `version` goes out as the ETag
+   * (RFC 9110 §8.8.3, §13.1.1). A failed precondition is a 412 `precondition_failed`.
+   */
+  ifMatch?: string
 }
+
+/** The entity-tag of a version: strong and quoted, `"3"`. */
+export const etagOf = (version: number) => `"${version}"`
+
+const IF_MATCH = /^\s*(?:(\*)|"([1-9][0-9]{0,9})")\s*$/
+
+/**
+ * The version an If-Match names: undefined for none or `*` (any version: the operation's own
+ * 404 answers for a missing opportunity). Anything else than `*` or one tag this API sends is a 400.
+ */
+function ifMatchVersion(header: string | string[] | undefined): number | undefined {
+  if (header === undefined) return undefined
+  const m = typeof header === 'string' ? IF_MATCH.exec(header) : null
+  const version = m?.[2] !== undefined ? Number(m[2]) : undefined
+  if (!m || (version !== undefined && version > 2147483647)) {
+    throw appError('InvalidArguments', 'If-Match must be * or one ETag this API sent, such as "3" (strong, quoted).', [
+      { path: 'If-Match', message: 'must be * or one ETag this API sent, such as "3"' },
+    ])
+  }
+  return version
+}
+
+const IfMatchHeader = Type.Object({
+  'if-match': Type.Optional(
+    Type.String({
+      description: 'Change it only if its ETag is still this one (`"3"`, as a read or the last change answered): else 412 `precondition_failed` and nothing changes. `*`: only if it exists. Without it, the last write wins.',
+    })
+  ),
+})
 
 const Format = StringEnum(['json', 'csv'] as const, {
   description: '`csv` answers in CSV (text/csv, as an attachment), as `Accept: text/csv` does; `json` (the default) in JSON.',
@@ -48,7 +83,8 @@ export function operationRoute(app: FastifyInstance, group: RouteGroup, route: O
     if (p !== route.project && !properties[p]) throw new Error(`${route.method} ${route.url}: ${op.name} has no argument '${p}'`)
   }
   const params = Type.Object(Object.fromEntries(pathParams.map((p) => [p, p === route.project ? ProjectRef : properties[p]!])))
-  const rest: Record<string, TSchema> = Object.fromEntries(Object.entries(properties).filter(([name]) => !pathParams.includes(name)))
+  if (route.ifMatch && !properties[route.ifMatch]) throw new Error(`${route.method} ${route.url}: ${op.name} has no argument '${route.ifMatch}'`)
+  const rest: Record<string, TSchema> = Object.fromEntries(Object.entries(properties).filter(([name]) => !pathParams.includes(name) && name !== route.ifMatch))
   if (route.csv) {
     if (route.method !== 'GET') throw new Error(`${route.method} ${route.url}: only a GET route answers in CSV`)
     rest.format = Type.Optional(Format)
@@ -74,6 +110,7 @@ export function operationRoute(app: FastifyInstance, group: RouteGroup, route: O
         ? `${op.description} Answers in CSV (a header row, then one row per record) for \`Accept: text/csv\` or \`format=csv\`.`
         : op.description,
       ...(pathParams.length > 0 ? { params } : {}),
+      ...(route.ifMatch ? { headers: IfMatchHeader } : {}),
       ...(Object.keys(rest).length > 0 ? (inQuery ? { querystring: input } : { body: input }) : {}),
       response: {
         ...(route.status === 201 ? {} : { 200: route.csv ? { content: { 'application/json': { schema: op.output }, 'text/csv': { schema: CsvBody } } } : op.output }),
@@ -106,9 +143,32 @@ export function operationRoute(app: FastifyInstance, group: RouteGroup, route: O
         }
         delete args.format
       }
-      const result = await app.registry.invoke(op, args, call)
+      let result: unknown
+      if (route.ifMatch) {
+        const version = ifMatchVersion(request.headers['if-match'])
+        if (version !== undefined) args[route.ifMatch] = version
+        try {
+          result = await app.registry.invoke(op, args, call)
+        } catch (err) {
+          throw preconditionFailed(err, route.ifMatch, reply)
+        }
+        const current = (result as { version?: unknown }).version
+        if (typeof current === 'number') reply.header('etag', etagOf(current))
+      } else result = await app.registry.invoke(op, args, call)
       const status = route.status === undefined ? 200 : typeof route.status === 'number' ? route.status : route.status(result as never)
       return reply.code(status).send(result)
     },
   })
+}
+
+/**
+ * The operation's `conflict` on its precondition argument, as HTTP answers a failed If-Match: 412
+ * `precondition_failed`, the same message, the detail naming the header, the current version as
+ * the ETag. Any other error passes unchanged.
+ */
+function preconditionFailed(err: unknown, argument: string, reply: { header(name: string, value: string): unknown }): unknown {
+  const e = err as { code?: string; message?: string; details?: { path: string; message: string }[]; version?: unknown }
+  if (e?.code !== 'GD_CONFLICT' || typeof e.version !== 'number' || !e.details?.some((d) => d.path === argument)) return err
+  reply.header('etag', etagOf(e.version))
+  return appError('PreconditionFailed', e.message ?? 'Precondition failed.', e.details.map((d) => (d.path === argument ? { ...d, path: 'If-Match' } : d)))
 }

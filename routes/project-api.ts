@@ -15,7 +15,7 @@ const project = 'project_id'
 const routes: OperationRoute[] = [
   { method: 'GET', url: '/projects/:project_id/opportunities', op: listOpportunities, project, csv: opportunitiesCsv },
   { method: 'POST', url: '/projects/:project_id/opportunities', op: submitOpportunity, project, status: (r: { created: boolean }) => (r.created ? 201 : 200) },
-  { method: 'PATCH', url: '/projects/:project_id/opportunities/:event_id/review', op: reviewOpportunity, project },
+  { method: 'PATCH', url: '/projects/:project_id/opportunities/:event_id/review', op: reviewOpportunity, project, ifMatch: 'if_version' },
   { method: 'GET', url: '/projects/:project_id/opportunities/:event_id/history', op: getReviewHistory, project },
   { method: 'GET', url: '/projects/:project_id/overview', op: getOverview, project },
   { method: 'GET', url: '/projects/:project_id/daily-ops', op: getDailyOps, project, csv: dailyOpsCsv },

@@ -14,6 +14,19 @@ export const ContributionType = Type.String({
   description: 'e.g. potential_user_opportunity.',
 })
 
+/** An opportunity's version: 1 when submitted, one more with each change (its ETag on REST). */
+export const Version = Type.Integer({
+  minimum: 1,
+  description: 'The opportunity\'s version: 1 when submitted, one more with every change of it. Send it back as `if_version` (REST: `If-Match: "<version>"`) to change it only if no one has since.',
+})
+
+/** The precondition of a change: the version the caller last saw (a conflict error when it moved). */
+export const IfVersion = Type.Integer({
+  minimum: 1,
+  maximum: 2147483647,
+  description: 'Change it only if its version is still this one (the `version` you read); otherwise nothing changes and the error (`conflict`) names the current version. Leave it out for last write wins.',
+})
+
 export const Opportunity = Type.Object({
   event_id: Type.String(),
   contribution_type: Type.String(),
@@ -27,6 +40,7 @@ export const Opportunity = Type.Object({
   status: Status,
   review_note: Type.String(),
   review_updated_at: NullableTimestamp(),
+  version: Version,
 })
 export type Opportunity = Static<typeof Opportunity>
 
@@ -70,12 +84,18 @@ export const ReviewFields = {
   note: Type.Optional(Type.String({ maxLength: 2000, description: 'Stored as review_note.' })),
 }
 
+/** The precondition of one review: the PATCH route takes it from `If-Match` instead (routes/project-api.ts). */
+export const ReviewPrecondition = {
+  if_version: Type.Optional(IfVersion),
+}
+
 export const ReviewResult = Type.Object({
   event_id: Type.String(),
   evaluation: Evaluation,
   status: Status,
   review_note: Type.String(),
   review_updated_at: Timestamp(),
+  version: Version,
 })
 
 /** The arguments of a bulk review: the same review fields, for 1–100 distinct opportunities. */
@@ -84,6 +104,13 @@ export const BulkReviewIds = Type.Array(EventId, {
   maxItems: 100,
   uniqueItems: true,
   description: 'The result keeps their order.',
+})
+
+/** The preconditions of a bulk review: one version per id of `event_ids`, in its order. */
+export const BulkIfVersions = Type.Array(IfVersion, {
+  minItems: 1,
+  maxItems: 100,
+  description: 'Review them only if each is still at this version (the `version` you read), one per id of `event_ids`, in the same order; if any moved, nothing changes and the error (`conflict`) names the current versions. Leave it out for last write wins.',
 })
 
 export const BulkReviewResult = Type.Object({ items: Type.Array(ReviewResult) })

@@ -5,7 +5,7 @@
 // webhooks are review_opportunity's own, on every surface.
 import { Type, type Static } from '@sinclair/typebox'
 import { defineOperation } from '../core/operations.ts'
-import { EventId, ReviewFields, ReviewResult } from '../schemas/opportunities.ts'
+import { EventId, ReviewFields, ReviewPrecondition, ReviewResult } from '../schemas/opportunities.ts'
 
 export default defineOperation({
   name: 'review_opportunity_from_view',
@@ -14,11 +14,11 @@ export default defineOperation({
     'Growth opportunity review behind the buttons of the MCP App board view (ui://growthdesk/board); agents and scripts ' +
     'call review_opportunity instead. It is exactly review_opportunity: `evaluation` (`useful`, `not_useful`, or "" to ' +
     'clear), `status` (pending, reviewing, contacted, adopted, ignored, done) and/or `note` (≤ 2000 characters); only the ' +
-    'fields sent change; the same checks, review history, webhooks and result (event_id, evaluation, status, review_note, ' +
-    'review_updated_at). Listed with MCP Apps visibility ["app"], so hosts keep it from the model. Needs review access.',
+    'fields sent change; `if_version` makes it conditional (a `conflict` when the opportunity moved); the same checks, ' +
+    'review history, webhooks and result (event_id, evaluation, status, review_note, review_updated_at, version). Listed with MCP Apps visibility ["app"], so hosts keep it from the model. Needs review access.',
   scope: 'project',
   role: 'reviewer',
-  input: Type.Object({ event_id: EventId, ...ReviewFields }, { additionalProperties: false }),
+  input: Type.Object({ event_id: EventId, ...ReviewFields, ...ReviewPrecondition }, { additionalProperties: false }),
   output: ReviewResult,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true },
   ui: { resourceUri: 'ui://growthdesk/board', visibility: ['app'] },
@@ -27,12 +27,14 @@ export default defineOperation({
       { title: 'The board’s Contacted button', args: { event_id: 'opp_2x7Kq9LmVb4Nc8Rt1Yw3', status: 'contacted' } },
       { title: 'The board’s Useful button, pressed again to clear it', args: { event_id: 'opp_2x7Kq9LmVb4Nc8Rt1Yw3', evaluation: '' } },
       { title: 'The board’s note, saved', args: { event_id: 'opp_2x7Kq9LmVb4Nc8Rt1Yw3', note: 'Asked for their pricing page feedback' } },
+      { title: 'The board’s Done button on the card it shows at version 1', args: { event_id: 'opp_7Rc2Wm9Hx4Lq1Tz8Fb5n', status: 'done', if_version: 1 } },
     ],
     invalid: [
       { title: 'A status that does not exist', args: { event_id: 'opp_2x7Kq9LmVb4Nc8Rt1Yw3', status: 'open' }, field: 'status' },
       { title: 'A note over 2000 characters', args: { event_id: 'opp_2x7Kq9LmVb4Nc8Rt1Yw3', note: 'x'.repeat(2001) }, field: 'note' },
       { title: 'Not an opportunity id', args: { event_id: '42', status: 'done' }, field: 'event_id' },
       { title: 'Nothing to change', args: { event_id: 'opp_2x7Kq9LmVb4Nc8Rt1Yw3' }, field: '' },
+      { title: 'A version below 1', args: { event_id: 'opp_2x7Kq9LmVb4Nc8Rt1Yw3', status: 'done', if_version: 0 }, field: 'if_version' },
     ],
   },
   async handler(args, ctx) {

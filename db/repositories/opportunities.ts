@@ -1,4 +1,4 @@
-import { and, asc, desc, eq, gt, inArray, sql, type SQL } from '../orm.ts'
+import { and, asc, desc, eq, gt, inArray, or, sql, type SQL } from '../orm.ts'
 import { preparedRows, type Queryable } from '../client.ts'
 import { opportunities, opportunityCounts, reviewHistory, users } from '../schema.ts'
 import { newId } from '../ids.ts'
@@ -21,6 +21,7 @@ function toOpportunity(row: Row): Opportunity {
     status: row.status,
     review_note: row.reviewNote,
     review_updated_at: row.reviewUpdatedAt?.toISOString() ?? null,
+    version: row.version,
   }
 }
 
@@ -61,6 +62,7 @@ const listedFields = {
   status: opportunities.status,
   review_note: opportunities.reviewNote,
   review_updated_at: utcText<string | null>(opportunities.reviewUpdatedAt),
+  version: opportunities.version,
 }
 
 /** A listed row as the opportunity the API answers with (`toOpportunity`'s fields and order), with its exact time (`at`, a `utcText`) and the page's total. */
@@ -81,9 +83,10 @@ function listed(v: unknown[]): { o: Opportunity; at: string; total: number | und
       status: v[9] as Status,
       review_note: v[10] as string,
       review_updated_at: reviewed === null ? null : isoMillis(reviewed),
+      version: v[12] as number,
     },
     at,
-    total: v[12] as number | undefined,
+    total: v[13] as number | undefined,
   }
 }
 
@@ -112,6 +115,21 @@ export interface ReviewChange {
   status?: Status
   reviewNote?: string
 }
+
+/** What a review did: changed the opportunity, found none, or found it at another version than the precondition's (`version`: its current one). */
+export type ReviewOutcome = { kind: 'reviewed'; opportunity: Opportunity } | { kind: 'missing' } | { kind: 'moved'; version: number }
+
+/** What a bulk review did: all of them, or nothing because some are missing or have moved (each with the version it is at). */
+export type BulkReviewOutcome =
+  | { kind: 'reviewed'; items: Opportunity[] }
+  | { kind: 'missing'; missing: string[] }
+  | { kind: 'moved'; moved: { id: string; expected: number; version: number }[] }
+
+/** The change every write makes besides its own: one more version, computed by PostgreSQL in the UPDATE itself. */
+const nextVersion = { version: sql`${opportunities.version} + 1` }
+
+/** Thrown inside a bulk review's transaction to roll it back when a precondition failed. */
+class PreconditionFailed extends Error {}
 
 /** How a listing statement reads: a first page, after a cursor, by offset forwards or from the end (or only the total). */
 type ListWay = 'first' | 'after' | 'forward' | 'backward' | 'total'
@@ -354,70 +372,81 @@ export function createOpportunitiesRepository(db: Queryable) {
     },
 
     /**
-     * Changes only the sent review fields in one UPDATE and appends the change to the history,
-     * in one transaction; the row lock orders concurrent reviews of the same opportunity.
+     * Changes only the sent review fields in one UPDATE, which also bumps the version, and
+     * appends the change to the history, in one transaction; the row lock orders concurrent
+     * reviews of the same opportunity. With `ifVersion`, the UPDATE changes the row only while
+     * it is at that version: none changed means it moved, and the version read under the lock
+     * (in this transaction, so still the current one) is the one to name.
      */
-    /** The reviewed opportunity, or undefined when the project has no such opportunity. */
-    async review(projectId: string, id: string, change: ReviewChange, actorUserId: string, now: Date): Promise<Opportunity | undefined> {
+    async review(projectId: string, id: string, change: ReviewChange, actorUserId: string, now: Date, ifVersion?: number): Promise<ReviewOutcome> {
       return db.transaction(async (tx) => {
         const [before] = await tx
-          .select({ evaluation: opportunities.evaluation, status: opportunities.status, reviewNote: opportunities.reviewNote })
+          .select({ evaluation: opportunities.evaluation, status: opportunities.status, reviewNote: opportunities.reviewNote, version: opportunities.version })
           .from(opportunities)
           .where(and(eq(opportunities.id, id), eq(opportunities.projectId, projectId)))
           .for('update')
-        if (!before) return undefined
+        if (!before) return { kind: 'missing' }
         const [after] = await tx
           .update(opportunities)
-          .set({ ...change, reviewUpdatedAt: now })
-          .where(eq(opportunities.id, id))
+          .set({ ...change, reviewUpdatedAt: now, ...nextVersion })
+          .where(and(eq(opportunities.id, id), ifVersion !== undefined ? eq(opportunities.version, ifVersion) : undefined))
           .returning()
+        if (!after) return { kind: 'moved', version: before.version }
         const history = historyOf(change, before, after!)
         const [entry] = await tx.insert(reviewHistory).values({ opportunityId: id, actorUserId, changedAt: now, ...history }).returning({ id: reviewHistory.id })
         const opportunity = toOpportunity(after!)
         await enqueueWebhooks(tx, projectId, 'opportunity.reviewed', now, [reviewedData(opportunity, entry!.id, actorUserId, history)])
-        return opportunity
+        return { kind: 'reviewed', opportunity }
       })
     },
 
     /**
      * The same review of several opportunities, all or nothing, in one transaction: the rows are
      * locked (in id order, so two bulk reviews cannot deadlock), one UPDATE sets the sent fields
-     * of all of them, and each gets its history entry as a single review does. When any id is
-     * not in the project nothing is written and the missing ids are returned, in the order given.
+     * of all of them (and bumps each one's version), and each gets its history entry as a single
+     * review does. When any id is not in the project nothing is written and the missing ids are
+     * returned, in the order given. With `ifVersions` (one per id), the UPDATE changes only the
+     * rows still at their version; fewer rows than ids rolls the whole review back, and those
+     * that moved are returned with the versions read under the lock.
      */
-    async reviewMany(
-      projectId: string,
-      ids: string[],
-      change: ReviewChange,
-      actorUserId: string,
-      now: Date
-    ): Promise<{ items: Opportunity[]; missing: [] } | { items: []; missing: string[] }> {
-      return db.transaction(async (tx) => {
-        const locked = await tx
-          .select({ id: opportunities.id, evaluation: opportunities.evaluation, status: opportunities.status, reviewNote: opportunities.reviewNote })
-          .from(opportunities)
-          .where(and(eq(opportunities.projectId, projectId), inArray(opportunities.id, ids)))
-          .orderBy(asc(opportunities.id))
-          .for('update')
-        const before = new Map(locked.map((r) => [r.id, r]))
-        const missing = ids.filter((id) => !before.has(id))
-        if (missing.length > 0) return { items: [], missing }
-        const updated = await tx
-          .update(opportunities)
-          .set({ ...change, reviewUpdatedAt: now })
-          .where(and(eq(opportunities.projectId, projectId), inArray(opportunities.id, ids)))
-          .returning()
-        const after = new Map(updated.map((r) => [r.id, r]))
-        const histories = ids.map((id) => historyOf(change, before.get(id)!, after.get(id)!))
-        const entries = await tx
-          .insert(reviewHistory)
-          .values(ids.map((id, i) => ({ opportunityId: id, actorUserId, changedAt: now, ...histories[i]! })))
-          .returning({ id: reviewHistory.id, opportunityId: reviewHistory.opportunityId })
-        const entryOf = new Map(entries.map((e) => [e.opportunityId, e.id]))
-        const items = ids.map((id) => toOpportunity(after.get(id)!))
-        await enqueueWebhooks(tx, projectId, 'opportunity.reviewed', now, items.map((o, i) => reviewedData(o, entryOf.get(o.event_id)!, actorUserId, histories[i]!)))
-        return { items, missing: [] }
-      })
+    async reviewMany(projectId: string, ids: string[], change: ReviewChange, actorUserId: string, now: Date, ifVersions?: number[]): Promise<BulkReviewOutcome> {
+      // The rows as locked: the versions a failed precondition is answered with.
+      let locked: (ReviewState & { id: string; version: number })[] = []
+      try {
+        return await db.transaction(async (tx) => {
+          locked = await tx
+            .select({ id: opportunities.id, evaluation: opportunities.evaluation, status: opportunities.status, reviewNote: opportunities.reviewNote, version: opportunities.version })
+            .from(opportunities)
+            .where(and(eq(opportunities.projectId, projectId), inArray(opportunities.id, ids)))
+            .orderBy(asc(opportunities.id))
+            .for('update')
+          const before = new Map(locked.map((r) => [r.id, r]))
+          const missing = ids.filter((id) => !before.has(id))
+          if (missing.length > 0) return { kind: 'missing', missing }
+          const preconditions = ifVersions ? or(...ids.map((id, i) => and(eq(opportunities.id, id), eq(opportunities.version, ifVersions[i]!)))) : undefined
+          const updated = await tx
+            .update(opportunities)
+            .set({ ...change, reviewUpdatedAt: now, ...nextVersion })
+            .where(and(eq(opportunities.projectId, projectId), inArray(opportunities.id, ids), preconditions))
+            .returning()
+          if (updated.length < ids.length) throw new PreconditionFailed()
+          const after = new Map(updated.map((r) => [r.id, r]))
+          const histories = ids.map((id) => historyOf(change, before.get(id)!, after.get(id)!))
+          const entries = await tx
+            .insert(reviewHistory)
+            .values(ids.map((id, i) => ({ opportunityId: id, actorUserId, changedAt: now, ...histories[i]! })))
+            .returning({ id: reviewHistory.id, opportunityId: reviewHistory.opportunityId })
+          const entryOf = new Map(entries.map((e) => [e.opportunityId, e.id]))
+          const items = ids.map((id) => toOpportunity(after.get(id)!))
+          await enqueueWebhooks(tx, projectId, 'opportunity.reviewed', now, items.map((o, i) => reviewedData(o, entryOf.get(o.event_id)!, actorUserId, histories[i]!)))
+          return { kind: 'reviewed', items }
+        })
+      } catch (err) {
+        if (!(err instanceof PreconditionFailed)) throw err
+        const current = new Map(locked.map((r) => [r.id, r.version]))
+        const moved = ids.flatMap((id, i) => (current.get(id) !== ifVersions![i] ? [{ id, expected: ifVersions![i]!, version: current.get(id)! }] : []))
+        return { kind: 'moved', moved }
+      }
     },
 
     /** The contribution types the project has opportunities of, in name order (from the counters). */

@@ -74,7 +74,8 @@ export function boardPages(app: FastifyInstance) {
     })
   })
 
-  // Several opportunities at once: one review_opportunities call, all or nothing.
+  // Several opportunities at once: one review_opportunities call, all or nothing; each card
+  // carries the version it was shown at, so a card someone else changed since stops them all.
   app.post<{ Params: { project: string } }>('/console/projects/:project/opportunities/bulk-review', form, async (request, reply) => {
     const body = request.body as Record<string, string | string[] | undefined>
     const back = safeNext(typeof body.back === 'string' ? body.back : undefined, `/console/projects/${encodeURIComponent(request.params.project)}/opportunities`)
@@ -83,6 +84,8 @@ export function boardPages(app: FastifyInstance) {
     // "keep" (or nothing) leaves a field alone; "none" clears the evaluation.
     if (typeof body.status === 'string' && body.status !== '' && body.status !== 'keep') args.status = body.status
     if (typeof body.evaluation === 'string' && body.evaluation !== '' && body.evaluation !== 'keep') args.evaluation = body.evaluation === 'none' ? '' : body.evaluation
+    const versions = (args.event_ids as string[]).map((id) => body[`version_${id}`])
+    if (versions.length > 0 && versions.every((v) => typeof v === 'string' && v !== '')) args.if_versions = versions.map((v) => asVersion(v as string))
     if (ids.length === 0) flash(request, 'error', 'Select at least one opportunity first.')
     else if (args.status === undefined && args.evaluation === undefined) flash(request, 'error', 'Choose a status or an evaluation to apply.')
     else {
@@ -91,8 +94,9 @@ export function boardPages(app: FastifyInstance) {
         flash(request, 'ok', `${items.length} ${items.length === 1 ? 'opportunity' : 'opportunities'} changed.`)
       } catch (err) {
         const status = (err as { statusCode?: number }).statusCode
-        if (status !== 400 && status !== 404) throw err
-        flash(request, 'error', `Nothing changed: ${describe(err)}`)
+        if (status === 409) flash(request, 'error', `Nothing changed: ${describe(err)} — changed by someone else since you opened the page; the board below shows them as they are now.`)
+        else if (status !== 400 && status !== 404) throw err
+        else flash(request, 'error', `Nothing changed: ${describe(err)}`)
       }
     }
     return reply.redirect(back, 303)
@@ -101,7 +105,7 @@ export function boardPages(app: FastifyInstance) {
   app.post<{ Params: { project: string; id: string } }>('/console/projects/:project/opportunities/:id/review', form, async (request, reply) => {
     const body = request.body as Form
     // The form carries every field; send only the ones the reviewer changed, as an API client would.
-    const args: Record<string, string> = { event_id: request.params.id }
+    const args: Record<string, unknown> = { event_id: request.params.id }
     // Browsers submit every newline of a form (the textarea and the hidden orig_note alike) as CRLF.
     const lf = (v: string | undefined) => v?.replace(/\r\n/g, '\n')
     for (const field of ['evaluation', 'status', 'note'] as const) {
@@ -109,15 +113,21 @@ export function boardPages(app: FastifyInstance) {
       const orig = field === 'note' ? lf(body.orig_note) : body[`orig_${field}`]
       if (value !== undefined && value !== orig) args[field] = value
     }
+    // Only if no one changed it since the page was rendered (its version then).
+    const changes = Object.keys(args).length - 1
+    if (typeof body.version === 'string' && body.version !== '') args.if_version = asVersion(body.version)
     try {
-      if (Object.keys(args).length === 1) flash(request, 'ok', 'Nothing changed.')
+      if (changes === 0) flash(request, 'ok', 'Nothing changed.')
       else {
         await run(request, reviewOpportunity, args, request.params.project)
         flash(request, 'ok', 'Review saved.')
       }
     } catch (err) {
-      if ((err as { statusCode?: number }).statusCode !== 400) throw err
-      flash(request, 'error', `Not saved: ${describe(err)}`)
+      const e = err as { statusCode?: number; version?: number }
+      if (e.statusCode === 409 && typeof e.version === 'number') {
+        flash(request, 'error', `Not saved: this opportunity was changed by someone else since you opened the page (it is now at version ${e.version}). It is shown below as it is now; reload if it is not, then review it again.`)
+      } else if (e.statusCode !== 400) throw err
+      else flash(request, 'error', `Not saved: ${describe(err)}`)
     }
     const back = safeNext(body.back, `/console/projects/${encodeURIComponent(request.params.project)}/opportunities`)
     return reply.redirect(`${back}#${encodeURIComponent(request.params.id)}`)
@@ -128,4 +138,9 @@ export function boardPages(app: FastifyInstance) {
     const project = await projectAccess(request, request.params.project)
     return reply.page('history', { title: 'Review history', project, history })
   })
+}
+
+/** A version from a form as the tools take it: a number, or the text as sent (refused with a 400 naming it). */
+function asVersion(text: string): number | string {
+  return /^\d{1,10}$/.test(text) ? Number(text) : text
 }

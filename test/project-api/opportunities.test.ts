@@ -63,7 +63,7 @@ t.test('opportunities: submit, list, review, history', async (t) => {
     t.equal(page.total_pages, 1)
     t.same(page.items.map((o: { key_information: string }) => o.key_information), ['Lead number 5', 'Lead number 4', 'Lead number 3', 'Lead number 2', 'Lead number 1'])
     t.same(Object.keys(page.items[0]).sort(), [
-      'contribution_type', 'evaluation', 'event_id', 'external_id', 'key_information', 'reason', 'received_at', 'review_note', 'review_updated_at', 'source_url', 'status', 'suggested_action',
+      'contribution_type', 'evaluation', 'event_id', 'external_id', 'key_information', 'reason', 'received_at', 'review_note', 'review_updated_at', 'source_url', 'status', 'suggested_action', 'version',
     ])
   })
 
@@ -76,7 +76,7 @@ t.test('opportunities: submit, list, review, history', async (t) => {
     clock.set('2026-11-20T11:00:00Z')
     let res = await patch({ evaluation: 'useful' })
     t.equal(res.statusCode, 200)
-    t.same(res.json(), { event_id: id, evaluation: 'useful', status: 'pending', review_note: '', review_updated_at: '2026-11-20T11:00:00.000Z' })
+    t.same(res.json(), { event_id: id, evaluation: 'useful', status: 'pending', review_note: '', review_updated_at: '2026-11-20T11:00:00.000Z', version: 2 })
     res = await patch({ status: 'contacted' })
     t.same(res.json().evaluation, 'useful')
     t.same(res.json().status, 'contacted')

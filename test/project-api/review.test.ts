@@ -13,6 +13,7 @@ interface Review {
   status: string
   review_note: string
   review_updated_at: string | null
+  version: number
 }
 interface HistoryItem {
   changed_at: string
@@ -52,8 +53,8 @@ function client(app: FastifyInstance, key: string, project: string) {
       const res = await app.inject({ method: 'GET', url: `${base(project)}/opportunities?page_size=100`, headers: bearer(key) })
       const found = res.json().items.find((o: Review) => o.event_id === id)
       if (!found) throw new Error(`${id} is not listed`)
-      const { event_id, evaluation, status, review_note, review_updated_at } = found
-      return { event_id, evaluation, status, review_note, review_updated_at }
+      const { event_id, evaluation, status, review_note, review_updated_at, version } = found
+      return { event_id, evaluation, status, review_note, review_updated_at, version }
     },
   }
 }
@@ -69,15 +70,15 @@ t.test('opportunity review', async (t) => {
     clock.set('2026-11-20T10:01:00Z')
     let res = await c.patch(id, { evaluation: 'useful' })
     t.equal(res.statusCode, 200)
-    t.same(res.json(), { event_id: id, evaluation: 'useful', status: 'pending', review_note: '', review_updated_at: '2026-11-20T10:01:00.000Z' })
+    t.same(res.json(), { event_id: id, evaluation: 'useful', status: 'pending', review_note: '', review_updated_at: '2026-11-20T10:01:00.000Z', version: 2 })
 
     clock.set('2026-11-20T10:02:00Z')
     res = await c.patch(id, { status: 'reviewing' })
-    t.same(res.json(), { event_id: id, evaluation: 'useful', status: 'reviewing', review_note: '', review_updated_at: '2026-11-20T10:02:00.000Z' })
+    t.same(res.json(), { event_id: id, evaluation: 'useful', status: 'reviewing', review_note: '', review_updated_at: '2026-11-20T10:02:00.000Z', version: 3 })
 
     clock.set('2026-11-20T10:03:00Z')
     res = await c.patch(id, { note: 'Asked for a call' })
-    t.same(res.json(), { event_id: id, evaluation: 'useful', status: 'reviewing', review_note: 'Asked for a call', review_updated_at: '2026-11-20T10:03:00.000Z' })
+    t.same(res.json(), { event_id: id, evaluation: 'useful', status: 'reviewing', review_note: 'Asked for a call', review_updated_at: '2026-11-20T10:03:00.000Z', version: 4 })
 
     res = await c.patch(id, { evaluation: 'not_useful' })
     t.same(res.json().evaluation, 'not_useful')
@@ -85,7 +86,7 @@ t.test('opportunity review', async (t) => {
     t.same(res.json().status, 'reviewing')
 
     // The stored row, read back through the listing, is the same.
-    t.same(await c.get(id), { event_id: id, evaluation: 'not_useful', status: 'reviewing', review_note: 'Asked for a call', review_updated_at: '2026-11-20T10:03:00.000Z' })
+    t.same(await c.get(id), { event_id: id, evaluation: 'not_useful', status: 'reviewing', review_note: 'Asked for a call', review_updated_at: '2026-11-20T10:03:00.000Z', version: 5 })
 
     const history = await c.history(id)
     t.same(history.map((h) => [h.before, h.after]), [
@@ -301,6 +302,7 @@ t.test('opportunity review', async (t) => {
         status: 'reviewing',
         review_note: `round ${round}`,
         review_updated_at: '2026-11-20T12:00:00.000Z',
+        version: 4,
       }, `round ${round}`)
       t.equal((await c.history(id)).length, 3)
     }

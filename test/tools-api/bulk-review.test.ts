@@ -69,16 +69,16 @@ t.test('review_opportunities', async (t) => {
     t.equal(viaRest.status, 200)
     t.same(viaRest.body.result, {
       items: [
-        { event_id: c, evaluation: 'useful', status: 'reviewing', review_note: '', review_updated_at: NOW },
-        { event_id: a, evaluation: 'useful', status: 'reviewing', review_note: '', review_updated_at: NOW },
+        { event_id: c, evaluation: 'useful', status: 'reviewing', review_note: '', review_updated_at: NOW, version: 3 },
+        { event_id: a, evaluation: 'useful', status: 'reviewing', review_note: '', review_updated_at: NOW, version: 2 },
       ],
     })
     const viaMcp = await mcp(app, key, 'review_opportunities', { project, event_ids: [b, d], status: 'reviewing', evaluation: 'useful' })
     t.equal(viaMcp.status, 200)
     t.same(viaMcp.body.result, {
       items: [
-        { event_id: b, evaluation: 'useful', status: 'reviewing', review_note: '', review_updated_at: NOW },
-        { event_id: d, evaluation: 'useful', status: 'reviewing', review_note: '', review_updated_at: NOW },
+        { event_id: b, evaluation: 'useful', status: 'reviewing', review_note: '', review_updated_at: NOW, version: 2 },
+        { event_id: d, evaluation: 'useful', status: 'reviewing', review_note: '', review_updated_at: NOW, version: 2 },
       ],
     })
     const { histories } = await state()

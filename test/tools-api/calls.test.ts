@@ -87,7 +87,7 @@ t.test('tool calls over REST', async (t) => {
     },
     review_opportunity: {
       args: { project, event_id: eventId, status: 'reviewing', note: 'call them' },
-      expect: (r) => t.same(r, { event_id: eventId, evaluation: '', status: 'reviewing', review_note: 'call them', review_updated_at: NOW }),
+      expect: (r) => t.same(r, { event_id: eventId, evaluation: '', status: 'reviewing', review_note: 'call them', review_updated_at: NOW, version: 2 }),
     },
     submit_opportunity: {
       args: { project, contribution_type: 'community_post', key_information: 'A forum thread asks for us', reason: 'demand', suggested_action: 'reply' },
@@ -99,7 +99,7 @@ t.test('tool calls over REST', async (t) => {
     },
     review_opportunities: {
       args: { project, event_ids: [eventId], status: 'contacted' },
-      expect: (r) => t.same(r, { items: [{ event_id: eventId, evaluation: '', status: 'contacted', review_note: 'call them', review_updated_at: NOW }] }),
+      expect: (r) => t.same(r, { items: [{ event_id: eventId, evaluation: '', status: 'contacted', review_note: 'call them', review_updated_at: NOW, version: 3 }] }),
     },
     get_overview: { args: { project }, expect: (r) => t.match(r, { project: { id: project, slug: ws.project.slug, timezone: 'UTC' }, today: '2026-11-20' }) },
     get_daily_ops: {
