@@ -47,10 +47,12 @@ async function mcp(era: Era, method: string, params: Record<string, unknown> = {
 const eras: Era[] = ['2025-11-25', '2026-07-28']
 
 t.test('the extension is declared in both eras, as capabilities.extensions["io.modelcontextprotocol/ui"]', async (t) => {
+  // Beside the skills extension (test/mcp/skills.test.ts).
+  const declared = { 'io.modelcontextprotocol/skills': {}, [UI]: { mimeTypes: [MIME] } }
   const initialize = await mcp('2025-11-25', 'initialize', { protocolVersion: '2025-11-25', capabilities: { extensions: { [UI]: { mimeTypes: [MIME] } } }, clientInfo: { name: 'host', version: '1' } })
-  t.strictSame((initialize.result?.capabilities as Record<string, unknown>).extensions, { [UI]: { mimeTypes: [MIME] } }, '2025-11-25: initialize')
+  t.strictSame((initialize.result?.capabilities as Record<string, unknown>).extensions, declared, '2025-11-25: initialize')
   const discover = await mcp('2026-07-28', 'server/discover')
-  t.strictSame((discover.result?.capabilities as Record<string, unknown>).extensions, { [UI]: { mimeTypes: [MIME] } }, '2026-07-28: server/discover')
+  t.strictSame((discover.result?.capabilities as Record<string, unknown>).extensions, declared, '2026-07-28: server/discover')
 })
 
 t.test('resources/list lists both views beside the documents, with their CSP declared empty', async (t) => {
@@ -63,7 +65,7 @@ t.test('resources/list lists both views beside the documents, with their CSP dec
       t.ok(view.title && view.name, `${era} ${view.uri}: named`)
       t.strictSame(view._meta, { ui: { csp: { connectDomains: [], resourceDomains: [], frameDomains: [], baseUriDomains: [] }, prefersBorder: true } }, `${era} ${view.uri}: no origin at all`)
     }
-    t.ok(resources.some((r) => r.uri === `${PUBLIC_URL}/SKILL.md`), `${era}: the documents are still there`)
+    t.ok(resources.some((r) => r.uri === 'skill://growthdesk/SKILL.md'), `${era}: the documents (as skills) are still there`)
   }
 })
 
