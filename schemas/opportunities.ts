@@ -24,7 +24,7 @@ export const Version = Type.Integer({
 export const IfVersion = Type.Integer({
   minimum: 1,
   maximum: 2147483647,
-  description: 'Change it only if its version is still this one (the `version` you read); otherwise nothing changes and the error (`conflict`) names the current version. Leave it out for last write wins.',
+  description: 'The `version` you read: change it only if it is still that (else a `conflict`).',
 })
 
 export const Opportunity = Type.Object({
@@ -110,7 +110,7 @@ export const BulkReviewIds = Type.Array(EventId, {
 export const BulkIfVersions = Type.Array(IfVersion, {
   minItems: 1,
   maxItems: 100,
-  description: 'Review them only if each is still at this version (the `version` you read), one per id of `event_ids`, in the same order; if any moved, nothing changes and the error (`conflict`) names the current versions. Leave it out for last write wins.',
+  description: 'The `version` you read of each of `event_ids`, in its order: if any moved, nothing changes (a `conflict`).',
 })
 
 export const BulkReviewResult = Type.Object({ items: Type.Array(ReviewResult) })

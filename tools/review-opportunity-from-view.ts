@@ -11,11 +11,9 @@ export default defineOperation({
   name: 'review_opportunity_from_view',
   title: 'Review a growth opportunity from the board view',
   description:
-    'Growth opportunity review behind the buttons of the MCP App board view (ui://growthdesk/board); agents and scripts ' +
-    'call review_opportunity instead. It is exactly review_opportunity: `evaluation` (`useful`, `not_useful`, or "" to ' +
-    'clear), `status` (pending, reviewing, contacted, adopted, ignored, done) and/or `note` (≤ 2000 characters); only the ' +
-    'fields sent change; `if_version` makes it conditional (a `conflict` when the opportunity moved); the same checks, ' +
-    'review history, webhooks and result (event_id, evaluation, status, review_note, review_updated_at, version). Listed with MCP Apps visibility ["app"], so hosts keep it from the model. Needs review access.',
+    'Growth opportunity review behind the buttons of the MCP App board (ui://growthdesk/board). App-only (visibility ' +
+    '["app"]): hosts keep it from the model, and agents call review_opportunity, which this is: the same arguments, ' +
+    'checks, history, webhooks and result. Needs review access.',
   scope: 'project',
   role: 'reviewer',
   input: Type.Object({ event_id: EventId, ...ReviewFields, ...ReviewPrecondition }, { additionalProperties: false }),

@@ -62,7 +62,8 @@ t.test('2025-11-25: the extension is declared at initialize, and skills/list ans
 
 t.test('the skills are the resources, read in both eras; the documents\' HTTP addresses are still read', async (t) => {
   for (const client of [modern, legacy] as const) {
-    const { resources } = await client.listResources()
+    // The skills, beside the MCP App views (ui://, test/mcp/apps.test.ts).
+    const resources = (await client.listResources()).resources.filter((r) => r.uri.startsWith('skill://'))
     t.strictSame(resources.map((r) => r.uri).sort(), Object.keys(documents).sort(), 'resources/list: the skills')
     for (const r of resources) {
       t.equal(r.mimeType, 'text/markdown')

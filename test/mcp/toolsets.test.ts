@@ -11,8 +11,8 @@ import { StreamableHTTPClientTransport as TransportV1 } from '@modelcontextproto
 import { bearer, listenTestApp, seedWorkspace } from '../helpers/app.ts'
 
 /** The bound of the default list (bytes of the JSON-RPC response); it was 51 KB for every tool.
- * Today's list is about 20 KB: the room under the bound is for the tools still to come. */
-const MAX_DEFAULT_LIST = 24 * 1024
+ * Today's list is about 23 KB (24,000 bytes is read strictly): a new default tool needs room made, or a toolset of its own. */
+const MAX_DEFAULT_LIST = 24_000
 const MAX_DESCRIPTION = 1024
 
 const { app, url } = await listenTestApp(t)
@@ -119,7 +119,7 @@ t.test("the SDK's clients of both eras, on the default list, call a tool it does
 
 t.test('descriptions start with the product nouns and stay under 1 KB; output schemas stay, compiled strict', async (t) => {
   const all = await list(ws.keys.service, '2026-07-28', '?toolsets=all')
-  const nouns = /^(Growth opportunit|Opportunit|Review|Signals|Metrics|Daily|Events|Event|Projects?|Project card|Memor|Webhooks?|Tools?|KPI)/
+  const nouns = /^(Growth opportunit|Opportunit|Review|Signals|Metrics|Daily|Events|Event|Projects?|Project card|Memor|Webhooks?|Tools?|KPI|Team members)/
   const ajv = new Ajv2020({ strict: true, allowUnionTypes: true, validateFormats: false })
   for (const tool of all.tools) {
     t.match(tool.description, nouns, `${tool.name}: starts with product nouns: "${tool.description.slice(0, 40)}…"`)
