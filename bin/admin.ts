@@ -125,6 +125,18 @@ export async function createUser(app: FastifyInstance, input: { email: string; p
   })
 }
 
+type Acting = { id: string; email: string; workspaceId: string }
+
+/** Runs an operation as `user` on the operator's behalf; its refusals become one line for the operator. */
+async function actingAs<O extends Operation>(app: FastifyInstance, user: Acting, op: O, args: Record<string, unknown>, projectRef?: string): Promise<Static<O['output']>> {
+  try {
+    return await app.registry.invoke(op, args, { principal: operatorPrincipal(user), projectRef, surface: 'cli', log: app.log })
+  } catch (err) {
+    if ((err as { statusCode?: number }).statusCode !== undefined) throw new AdminError((err as Error).message)
+    throw err
+  }
+}
+
 /** A key for the user with that email, by the one key-issuing policy (the create_key operation). */
 export async function createKey(
   app: FastifyInstance,
@@ -139,13 +151,7 @@ export async function createKey(
     ...(input.readOnly !== undefined ? { read_only: input.readOnly } : {}),
     ...(input.expiresAt !== undefined ? { expires_at: input.expiresAt.toISOString() } : {}),
   }
-  try {
-    return await app.registry.invoke(createKeyOperation, args, { principal: operatorPrincipal(user), surface: 'cli', log: app.log })
-  } catch (err) {
-    // The policy's refusals, said to the operator as one line.
-    if ((err as { statusCode?: number }).statusCode !== undefined) throw new AdminError((err as Error).message)
-    throw err
-  }
+  return actingAs(app, user, createKeyOperation, args)
 }
 
 /** Revokes a key by its id, as the operator acting for the key's owner (the revoke_key operation). */
@@ -153,7 +159,7 @@ export async function revokeKey(app: FastifyInstance, id: string) {
   const key = /^key_[0-9A-Za-z]{1,40}$/.test(id) ? await app.repos.apiKeys.find(id) : undefined
   const owner = key && (await app.repos.users.find(key.userId))
   if (!owner) throw new AdminError(`No key with the id ${id}.`)
-  return await app.registry.invoke(revokeKeyOperation, { id }, { principal: operatorPrincipal(owner), surface: 'cli', log: app.log })
+  return actingAs(app, owner, revokeKeyOperation, { id })
 }
 
 /** The CLI's `tool enable|disable`: switchTool as the operator, for any workspace. */
@@ -206,7 +212,7 @@ export async function resetPassword(app: FastifyInstance, input: { email: string
   const email = input.email.trim().toLowerCase()
   const user = await app.repos.users.findByEmail(email)
   if (!user) throw new AdminError(`No user with the email ${email}.`)
-  const r = await app.registry.invoke(createPasswordResetOperation, { email }, { principal: operatorPrincipal(user), surface: 'cli', log: app.log })
+  const r = await actingAs(app, user, createPasswordResetOperation, { email })
   // The operator's link is returned, never mailed (the operation mails only for the console).
   return { email: r.email, link: r.link!, expires_at: r.expires_at }
 }
@@ -214,18 +220,6 @@ export async function resetPassword(app: FastifyInstance, input: { email: string
 // ---------------------------------------------------------------------------------------
 // Members and invitations: the operator runs the same operations as the console and the tools,
 // acting as a project's first owner, the workspace's owner, or (--as) a member of their choice.
-
-type Acting = { id: string; email: string; workspaceId: string }
-
-/** Runs an operation as `user` on the operator's behalf; its refusals become one line for the operator. */
-async function actingAs<O extends Operation>(app: FastifyInstance, user: Acting, op: O, args: Record<string, unknown>, projectRef?: string): Promise<Static<O['output']>> {
-  try {
-    return await app.registry.invoke(op, args, { principal: operatorPrincipal(user), projectRef, surface: 'cli', log: app.log })
-  } catch (err) {
-    if ((err as { statusCode?: number }).statusCode !== undefined) throw new AdminError((err as Error).message)
-    throw err
-  }
-}
 
 /** The member `email` of the workspace (for --as), or an AdminError. */
 async function memberOf(app: FastifyInstance, workspaceId: string, email: string): Promise<Acting> {

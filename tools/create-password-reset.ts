@@ -14,6 +14,7 @@ import { defineOperation } from '../core/operations.ts'
 import { appError } from '../core/errors.ts'
 import { resetLink, resetMail } from '../core/password-resets.ts'
 import { Timestamp } from '../schemas/atoms.ts'
+import { isWorkspaceOwner, normalEmail, ownsAll } from './member-access.ts'
 
 export default defineOperation({
   name: 'create_password_reset',
@@ -49,18 +50,15 @@ export default defineOperation({
     if (principal.kind !== 'session' && principal.kind !== 'operator') {
       throw appError('Forbidden', 'Reset links are made in the console or with the CLI, not with a key.')
     }
-    const member = await ctx.repos.users.findByEmail(args.email)
-    if (!member || member.workspaceId !== principal.workspaceId) throw appError('NotFound', `No member of this workspace has the email ${args.email.toLowerCase()}.`)
+    const member = await ctx.repos.members.find(principal.workspaceId, normalEmail(args.email))
+    if (!member) throw appError('NotFound', `No member of this workspace has the email ${args.email.toLowerCase()}.`)
     if (member.id === principal.userId) {
       if (principal.kind === 'session') throw appError('Forbidden', 'That is you: change your own password on Profile → Change password.')
-    } else {
-      const caller = await ctx.repos.users.find(principal.userId)
-      if (caller?.workspaceRole !== 'owner') {
-        if (member.workspaceRole === 'owner') throw appError('Forbidden', `${member.email} is a workspace owner: only another workspace owner can make a reset link for them.`)
-        const projects = await ctx.repos.passwords.projectsWithCallerRole(member.id, principal.userId)
-        if (projects.length === 0 || projects.some((p) => p.callerRole !== 'owner')) {
-          throw appError('Forbidden', `A reset link opens ${member.email}'s whole account: you can make one only if you own every project they are in. Ask a workspace owner.`)
-        }
+    } else if (!(await isWorkspaceOwner(ctx))) {
+      if (member.workspaceRole === 'owner') throw appError('Forbidden', `${member.email} is a workspace owner: only another workspace owner can make a reset link for them.`)
+      // The rule remove_member applies to a workspace removal, plus: a member in no project is a workspace owner's to reach.
+      if (member.projects.length === 0 || !(await ownsAll(ctx, member.projects.map((p) => p.id)))) {
+        throw appError('Forbidden', `A reset link opens ${member.email}'s whole account: you can make one only if you own every project they are in. Ask a workspace owner.`)
       }
     }
     const { token, expiresAt } = await ctx.repos.passwords.issueReset({ userId: member.id, createdBy: principal.userId === member.id ? null : principal.userId, now: ctx.now() })

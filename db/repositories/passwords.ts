@@ -3,9 +3,8 @@
 // each one transaction that also spends the user's open links and ends their sessions.
 import { and, eq, gt, gte, isNull, ne, sql } from '../orm.ts'
 import type { Queryable } from '../client.ts'
-import { memberships, passwordResets, sessions, users } from '../schema.ts'
+import { passwordResets, sessions, users } from '../schema.ts'
 import { generateSecret, hashKey, isLinkToken, linkTokenPrefixes } from '../keys.ts'
-import type { Role } from '../../schemas/atoms.ts'
 
 /** How long a reset link works. */
 export const RESET_LINK_TTL_MS = 60 * 60 * 1000
@@ -101,21 +100,6 @@ export function createPasswordsRepository(db: Queryable) {
         const ended = await tx.delete(sessions).where(and(eq(sessions.userId, userId), ne(sessions.sid, exceptSid))).returning({ sid: sessions.sid })
         return { passwordChangedAt: now, endedSessions: ended.length }
       })
-    },
-
-    /**
-     * The projects of `userId` with the role `callerId` has in each (null: none): who may issue
-     * a reset link for a member depends on holding every one of them as owner.
-     */
-    async projectsWithCallerRole(userId: string, callerId: string): Promise<{ projectId: string; callerRole: Role | null }[]> {
-      return db
-        .select({
-          projectId: memberships.projectId,
-          // Written out in full: inside the select, drizzle names a column without its table.
-          callerRole: sql<Role | null>`(select c.role from memberships c where c.user_id = ${callerId} and c.project_id = memberships.project_id)`,
-        })
-        .from(memberships)
-        .where(eq(memberships.userId, userId))
     },
   }
 }
