@@ -7,7 +7,7 @@ import createKey from '../../tools/create-key.ts'
 import revokeKey from '../../tools/revoke-key.ts'
 import { appError } from '../../core/errors.ts'
 import { displayKey } from '../../db/keys.ts'
-import { NEW_SECRET_SHOWN_FOR_MS, openFromSession, sealForSession } from './session.ts'
+import { openFromSession, sealForSession, takeShownOnce } from './session.ts'
 import { describe, flash, formPost, run, safeNext, type Form } from './actions.ts'
 
 /** The expiry choices of the key forms (a date input is offered beside them). */
@@ -119,9 +119,7 @@ export function apiKeyPages(app: FastifyInstance) {
 
   for (const [page, where] of Object.entries(keyPages) as [keyof typeof keyPages, (typeof keyPages)[keyof typeof keyPages]][]) {
     app.get(where.shown, async (request, reply) => {
-      const slot = request.session.get('newKey')
-      const fresh = slot?.page === page && Date.now() - slot.at <= NEW_SECRET_SHOWN_FOR_MS ? slot : undefined
-      if (slot?.page === page) request.session.set('newKey', undefined)
+      const fresh = takeShownOnce(request, 'newKey', (slot) => slot.page === page)
       const key = fresh && openFromSession(app, request, 'newKey', fresh.sealedKey)
       return reply.page('new-key', {
         title: key ? 'Your new key' : 'Key already shown',

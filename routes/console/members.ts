@@ -15,7 +15,7 @@ import { INVITATION_DAYS } from '../../core/invitations.ts'
 import { hashPassword, passwordProblem } from '../../core/passwords.ts'
 import { hashKey, isLinkToken, linkTokenPrefixes } from '../../db/keys.ts'
 import { roles, type Role } from '../../schemas/atoms.ts'
-import { NEW_SECRET_SHOWN_FOR_MS, openFromSession, sealForSession, signIn } from './session.ts'
+import { openFromSession, sealForSession, signIn, takeShownOnce } from './session.ts'
 import { describe, flash, formPost, run, type Form } from './actions.ts'
 
 const MEMBERS = '/console/members'
@@ -103,9 +103,7 @@ export function memberPages(app: FastifyInstance) {
   })
 
   app.get(`${MEMBERS}/invited`, async (request, reply) => {
-    const slot = request.session.get('newInvitation')
-    const fresh = slot && Date.now() - slot.at <= NEW_SECRET_SHOWN_FOR_MS ? slot : undefined
-    if (slot) request.session.set('newInvitation', undefined)
+    const fresh = takeShownOnce(request, 'newInvitation')
     const link = fresh && openFromSession(app, request, 'newInvitation', fresh.sealedLink)
     return reply.page('new-invitation', {
       title: link ? 'Invitation link' : 'Invitation already shown',

@@ -7,7 +7,7 @@ import createPasswordReset from '../../tools/create-password-reset.ts'
 import { hashPassword, passwordProblem, verifyPassword, PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../../core/passwords.ts'
 import { resetLink, resetMail } from '../../core/password-resets.ts'
 import { describe, flash, formPost, run, safeNext, type Form } from './actions.ts'
-import { NEW_SECRET_SHOWN_FOR_MS, openFromSession, sealForSession, signIn, storedSessionId } from './session.ts'
+import { openFromSession, sealForSession, signIn, storedSessionId, takeShownOnce } from './session.ts'
 
 /** At most this many forgot-password links an hour for one account; past it the form sends nothing more (and says the same). */
 export const FORGOT_LINKS_PER_HOUR = 3
@@ -185,9 +185,7 @@ export function passwordPages(app: FastifyInstance) {
 
   app.get('/console/members/reset-link', async (request, reply) => {
     const back = safeNext((request.query as Form).back, '/console/members')
-    const slot = request.session.get('newResetLink')
-    if (slot) request.session.set('newResetLink', undefined)
-    const fresh = slot && Date.now() - slot.at <= NEW_SECRET_SHOWN_FOR_MS ? slot : undefined
+    const fresh = takeShownOnce(request, 'newResetLink')
     const link = fresh?.sealedLink ? openFromSession(app, request, 'newResetLink', fresh.sealedLink) : undefined
     const shown = fresh && (fresh.sealedLink === null || link) ? { email: fresh.email, link: link ?? null, mailError: fresh.mailError, expiresAt: fresh.expiresAt } : null
     return reply.page('reset-link', { title: shown ? `Reset link for ${shown.email}` : 'Reset link already shown', shown, back })

@@ -2,7 +2,7 @@
 // and the signed-in user. A module of its own so that the console's route modules and its
 // plugin (index.ts) import it without importing each other.
 import { createHash } from 'node:crypto'
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest, Session } from 'fastify'
 import type { SessionStore } from '@fastify/session'
 import { sealContexts } from '../../db/secret-box.ts'
 
@@ -38,6 +38,22 @@ export const NEW_SECRET_SHOWN_FOR_MS = 60_000
 
 /** The session fields that hold a secret until the page that shows it once. */
 export type SecretSlot = 'newKey' | 'newWebhookSecret' | 'newResetLink' | 'newInvitation'
+
+/**
+ * What waits in a show-once slot, taken by the page that shows it: the slot is emptied (only
+ * when `belongs` says the value is this page's, where several pages share a slot), and the value
+ * is returned while it is fresh (NEW_SECRET_SHOWN_FOR_MS), else undefined: shown once, or never.
+ */
+export function takeShownOnce<S extends SecretSlot>(
+  request: FastifyRequest,
+  slot: S,
+  belongs: (value: NonNullable<Session[S]>) => boolean = () => true
+): NonNullable<Session[S]> | undefined {
+  const value = request.session.get(slot) as Session[S]
+  if (!value || !belongs(value)) return undefined
+  request.session.set(slot, undefined)
+  return Date.now() - value.at <= NEW_SECRET_SHOWN_FOR_MS ? value : undefined
+}
 
 /**
  * A secret waiting in the session for the page that shows it once (`slot`: the session field),

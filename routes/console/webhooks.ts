@@ -13,7 +13,7 @@ import listWebhookDeliveries from '../../tools/list-webhook-deliveries.ts'
 import redeliverWebhook from '../../tools/redeliver-webhook.ts'
 import { webhookEventTypes } from '../../schemas/webhooks.ts'
 import { appError } from '../../core/errors.ts'
-import { NEW_SECRET_SHOWN_FOR_MS, openFromSession, sealForSession } from './session.ts'
+import { openFromSession, sealForSession, takeShownOnce } from './session.ts'
 import { describe, flash, formPost, projectAccess, run, type Form } from './actions.ts'
 
 const webhooksUrl = (project: string, webhook?: string) => `/console/projects/${encodeURIComponent(project)}/webhooks${webhook ? `?webhook=${encodeURIComponent(webhook)}` : ''}`
@@ -64,9 +64,9 @@ export function webhookPages(app: FastifyInstance) {
     const project = (await projectAccess(request, request.params.project))!
     const chosen = items.find((w) => w.id === (request.query as Form).webhook) ?? items[0]
     const log = chosen ? await run(request, listWebhookDeliveries, { id: chosen.id, page_size: 20 }) : undefined
-    const slot = request.session.get('newWebhookSecret')
-    const fresh = slot?.project === project.id && Date.now() - slot.at <= NEW_SECRET_SHOWN_FOR_MS ? slot : undefined
-    if (slot) request.session.set('newWebhookSecret', undefined)
+    // Taken whichever project's it is; shown only on its own project's page.
+    const taken = takeShownOnce(request, 'newWebhookSecret')
+    const fresh = taken?.project === project.id ? taken : undefined
     const secret = fresh && openFromSession(app, request, 'newWebhookSecret', fresh.sealedSecret)
     return reply.page('webhooks', { title: `Webhooks · ${project.name}`, project, webhooks: items, chosen, log, secret: fresh && secret ? { id: fresh.id, secret } : null, events: webhookEventTypes })
   })
