@@ -234,7 +234,7 @@ export async function openDatabase(config: DatabaseConfig): Promise<Database> {
       },
     }
   }
-  const { PGlite, NodeFS, drizzle, migrate } = pgliteDriver()
+  const { PGlite, NodeFS, drizzle, migrate, extensions } = pgliteDriver()
   const unlock = config.dataDir ? lockDataDir(config.dataDir) : () => {}
   let client: InstanceType<typeof PGlite>
   try {
@@ -246,6 +246,7 @@ export async function openDatabase(config: DatabaseConfig): Promise<Database> {
       // PostgreSQL's 128 MB default lives inside PGlite's WebAssembly memory, which never
       // shrinks: an embedded server of one process does well with a quarter of it.
       postgresqlconf: ['shared_buffers=32MB'],
+      extensions,
       // PGlite starts PostgreSQL with -F (fsync off). Durable: without -F, with WAL flushes by
       // fsync(2) (which syncedNodeFS makes real).
       startParams: sync ? [...PGlite.defaultStartParams.filter((p) => p !== '-F'), '-c', 'wal_sync_method=fsync'] : undefined,

@@ -12,10 +12,10 @@ const orm: typeof import('drizzle-orm') = require('drizzle-orm')
 const pgCore: typeof import('drizzle-orm/pg-core') = require('drizzle-orm/pg-core')
 
 export type { SQL } from 'drizzle-orm'
-export type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core'
+export type { AnyPgColumn, PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core'
 export type PgTable = import('drizzle-orm/pg-core').PgTable
 
-export const { and, asc, desc, eq, gt, gte, inArray, is, isNotNull, isNull, lt, lte, ne, notInArray, or, sql } = orm
+export const { and, asc, desc, eq, getTableColumns, gt, gte, inArray, is, isNotNull, isNull, lt, lte, ne, notInArray, or, sql } = orm
 export const {
   PgDialect, PgTable, bigint, bigserial, boolean, check, date, getTableConfig, index, integer, json, jsonb, pgTable, primaryKey, smallint, text,
   timestamp, uniqueIndex, uuid,
@@ -36,7 +36,9 @@ export function pgliteDriver() {
   const { NodeFS }: typeof import('@electric-sql/pglite/nodefs') = require('@electric-sql/pglite/nodefs')
   const { drizzle }: typeof import('drizzle-orm/pglite') = require('drizzle-orm/pglite')
   const { migrate }: typeof import('drizzle-orm/pglite/migrator') = require('drizzle-orm/pglite/migrator')
-  return { PGlite, NodeFS, drizzle, migrate }
+  // The contrib extensions the migrations create (pg_trgm: similarity of opportunities).
+  const { pg_trgm }: typeof import('@electric-sql/pglite/contrib/pg_trgm') = require('@electric-sql/pglite/contrib/pg_trgm')
+  return { PGlite, NodeFS, drizzle, migrate, extensions: { pg_trgm } }
 }
 export function postgresDriver() {
   const { drizzle }: typeof import('drizzle-orm/postgres-js') = require('drizzle-orm/postgres-js')

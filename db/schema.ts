@@ -1,6 +1,6 @@
 // Tables of growthdesk. Public ids are prefixed text (prj_, opp_, mem_, key_ …);
 // rollup tables are maintained at ingestion so metrics never scan raw events.
-import { sql, bigint, bigserial, boolean, check, date, index, integer, json, jsonb, pgTable, primaryKey, smallint, text, timestamp, uniqueIndex, uuid } from './orm.ts'
+import { sql, bigint, bigserial, boolean, check, date, index, integer, json, jsonb, pgTable, primaryKey, smallint, text, timestamp, uniqueIndex, uuid, type AnyPgColumn } from './orm.ts'
 
 import { evaluations, statuses } from '../schemas/opportunities.ts'
 
@@ -102,6 +102,14 @@ export const opportunities = pgTable('opportunities', {
   reviewUpdatedAt: tstz('review_updated_at'),
   /** Bumped by the UPDATE of every change, in that same statement: the opportunity's ETag, and what `if_version` is compared with. */
   version: integer('version').notNull().default(1),
+  /** How many reports this opportunity stands for: 1, plus one for each opportunity merged into it. */
+  reportCount: integer('report_count').notNull().default(1),
+  /** Set while this opportunity is merged into another: it then leaves listings, counts and similarity, and is otherwise kept as it was (unmerge clears it). */
+  mergedInto: text('merged_into').references((): AnyPgColumn => opportunities.id, { onDelete: 'set null' }),
+  mergedAt: tstz('merged_at'),
+  mergedBy: text('merged_by').references(() => users.id, { onDelete: 'set null' }),
+  /** The member it is given to (a member of the project). */
+  assigneeUserId: text('assignee_user_id').references(() => users.id, { onDelete: 'set null' }),
 }, (t) => [
   uniqueIndex('opportunities_external_key').on(t.projectId, t.externalId),
   index('opportunities_recent_idx').on(t.projectId, t.receivedAt.desc().nullsFirst(), t.id),
@@ -110,9 +118,69 @@ export const opportunities = pgTable('opportunities', {
   // The board's most common pair of filters, status and type, served in order by one index.
   index('opportunities_status_type_idx').on(t.projectId, t.status, t.contributionType, t.receivedAt.desc().nullsFirst(), t.id),
   index('opportunities_evaluation_idx').on(t.projectId, t.evaluation, t.receivedAt.desc().nullsFirst(), t.id),
+  index('opportunities_assignee_idx').on(t.projectId, t.assigneeUserId, t.receivedAt.desc().nullsFirst(), t.id),
+  index('opportunities_merged_into_idx').on(t.mergedInto).where(sql`${t.mergedInto} is not null`),
+  // Trigram similarity of the facts (pg_trgm): the duplicates found at submit.
+  index('opportunities_key_information_trgm_idx').using('gin', sql`${t.keyInformation} gin_trgm_ops`),
   oneOf('opportunities_status_check', 'status', statuses),
   oneOf('opportunities_evaluation_check', 'evaluation', evaluations),
+  check('opportunities_report_count_check', sql`${t.reportCount} >= 1`),
+  check('opportunities_not_merged_into_itself', sql`${t.mergedInto} <> ${t.id}`),
 ])
+
+/** A project's tags: created on first use, renamed and deleted by name; a name is unique in its project, any case. */
+export const tags = pgTable('tags', {
+  id: text('id').primaryKey(),
+  projectId: text('project_id').notNull().references(() => projects.id, { onDelete: 'cascade' }),
+  name: text('name').notNull(),
+  createdAt: createdAt(),
+}, (t) => [uniqueIndex('tags_project_name_key').on(t.projectId, sql`lower(${t.name})`)])
+
+/**
+ * Which opportunity carries which tag. `project_id` and `received_at` are copies of the
+ * opportunity's (which never change), so a listing filtered by a tag reads one index range in
+ * listing order.
+ */
+export const opportunityTags = pgTable('opportunity_tags', {
+  opportunityId: text('opportunity_id').notNull().references(() => opportunities.id, { onDelete: 'cascade' }),
+  tagId: text('tag_id').notNull().references(() => tags.id, { onDelete: 'cascade' }),
+  projectId: text('project_id').notNull().references(() => projects.id, { onDelete: 'cascade' }),
+  receivedAt: tstz('received_at').notNull(),
+}, (t) => [
+  primaryKey({ columns: [t.opportunityId, t.tagId] }),
+  index('opportunity_tags_listing_idx').on(t.tagId, t.receivedAt.desc().nullsFirst(), t.opportunityId),
+])
+
+/** Threaded comments on an opportunity; edited and deleted by their author. */
+export const comments = pgTable('comments', {
+  id: text('id').primaryKey(),
+  projectId: text('project_id').notNull().references(() => projects.id, { onDelete: 'cascade' }),
+  opportunityId: text('opportunity_id').notNull().references(() => opportunities.id, { onDelete: 'cascade' }),
+  /** The comment this one answers (null: a top-level comment). */
+  parentId: text('parent_id').references((): AnyPgColumn => comments.id, { onDelete: 'cascade' }),
+  authorUserId: text('author_user_id').references(() => users.id, { onDelete: 'set null' }),
+  body: text('body').notNull(),
+  createdAt: createdAt(),
+  editedAt: tstz('edited_at'),
+  /** Set when its author deleted it: the text is gone, its place in the thread (and its answers) stay. */
+  deletedAt: tstz('deleted_at'),
+}, (t) => [
+  index('comments_opportunity_idx').on(t.opportunityId, t.createdAt, t.id),
+  check('comments_body_length', sql`char_length(${t.body}) <= 4000`),
+])
+
+/** A user's named set of listing filters in a project, optionally shared with the project. */
+export const savedViews = pgTable('saved_views', {
+  id: text('id').primaryKey(),
+  projectId: text('project_id').notNull().references(() => projects.id, { onDelete: 'cascade' }),
+  userId: text('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
+  name: text('name').notNull(),
+  /** The listing's filters as list_opportunities takes them (no page, page_size or cursor). */
+  filters: jsonb('filters').notNull(),
+  shared: boolean('shared').notNull().default(false),
+  createdAt: createdAt(),
+  updatedAt: tstz('updated_at').notNull().defaultNow(),
+}, (t) => [uniqueIndex('saved_views_owner_name_key').on(t.projectId, t.userId, sql`lower(${t.name})`)])
 
 /** Exact per-bucket totals, kept by a trigger on opportunities (see the custom migration). */
 export const opportunityCounts = pgTable('opportunity_counts', {
@@ -132,6 +200,8 @@ export const reviewHistory = pgTable('review_history', {
   opportunityId: text('opportunity_id').notNull().references(() => opportunities.id, { onDelete: 'cascade' }),
   actorUserId: text('actor_user_id').references(() => users.id, { onDelete: 'set null' }),
   changedAt: tstz('changed_at').notNull().defaultNow(),
+  /** What changed: a review, or a merge, unmerge, assignment, tagging or comment (see get_review_history). */
+  action: text('action').notNull().default('review'),
   before: jsonb('before').notNull(),
   after: jsonb('after').notNull(),
 }, (t) => [index('review_history_opportunity_idx').on(t.opportunityId, t.id)])
@@ -409,6 +479,10 @@ export const schema = {
   opportunities,
   opportunityCounts,
   reviewHistory,
+  tags,
+  opportunityTags,
+  comments,
+  savedViews,
   events,
   dailyEventUsers,
   dailyEventCounts,

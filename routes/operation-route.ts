@@ -30,6 +30,11 @@ export interface OperationRoute {
    * (RFC 9110 §8.8.3, §13.1.1). A failed precondition is a 412 `precondition_failed`.
    */
   ifMatch?: string
+  /**
+   * A read of one versioned thing: its result's `version` goes out as the ETag, and a GET whose
+   * `If-None-Match` names that ETag is answered 304 with no body (RFC 9110 §13.1.2).
+   */
+  etag?: boolean
 }
 
 /** The entity-tag of a version: strong and quoted, `"3"`. */
@@ -155,6 +160,15 @@ export function operationRoute(app: FastifyInstance, group: RouteGroup, route: O
         const current = (result as { version?: unknown }).version
         if (typeof current === 'number') reply.header('etag', etagOf(current))
       } else result = await app.registry.invoke(op, args, call)
+      if (route.etag) {
+        const version = (result as { version?: unknown }).version
+        if (typeof version === 'number') {
+          const tag = etagOf(version)
+          reply.header('etag', tag)
+          const none = request.headers['if-none-match']
+          if (none !== undefined && none.split(',').some((t) => t.trim().replace(/^W\//, '') === tag || t.trim() === '*')) return reply.code(304).send()
+        }
+      }
       const status = route.status === undefined ? 200 : typeof route.status === 'number' ? route.status : route.status(result as never)
       return reply.code(status).send(result)
     },

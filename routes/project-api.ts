@@ -5,6 +5,7 @@ import listOpportunities from '../tools/list-opportunities.ts'
 import reviewOpportunity from '../tools/review-opportunity.ts'
 import submitOpportunity from '../tools/submit-opportunity.ts'
 import getReviewHistory from '../tools/get-review-history.ts'
+import getOpportunity from '../tools/get-opportunity.ts'
 import getOverview from '../tools/get-overview.ts'
 import getDailyOps from '../tools/get-daily-ops.ts'
 import getDailyEventSummary from '../tools/get-daily-event-summary.ts'
@@ -15,6 +16,7 @@ const project = 'project_id'
 const routes: OperationRoute[] = [
   { method: 'GET', url: '/projects/:project_id/opportunities', op: listOpportunities, project, csv: opportunitiesCsv },
   { method: 'POST', url: '/projects/:project_id/opportunities', op: submitOpportunity, project, status: (r: { created: boolean }) => (r.created ? 201 : 200) },
+  { method: 'GET', url: '/projects/:project_id/opportunities/:event_id', op: getOpportunity, project, etag: true },
   { method: 'PATCH', url: '/projects/:project_id/opportunities/:event_id/review', op: reviewOpportunity, project, ifMatch: 'if_version' },
   { method: 'GET', url: '/projects/:project_id/opportunities/:event_id/history', op: getReviewHistory, project },
   { method: 'GET', url: '/projects/:project_id/overview', op: getOverview, project },

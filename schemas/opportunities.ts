@@ -27,6 +27,9 @@ export const IfVersion = Type.Integer({
   description: 'The `version` you read: change it only if it is still that (else a `conflict`).',
 })
 
+/** A member as an opportunity names one (its assignee, an author, an actor). */
+export const Member = Type.Object({ id: Type.String(), email: Type.String() })
+
 export const Opportunity = Type.Object({
   event_id: Type.String(),
   contribution_type: Type.String(),
@@ -41,6 +44,10 @@ export const Opportunity = Type.Object({
   review_note: Type.String(),
   review_updated_at: NullableTimestamp(),
   version: Version,
+  report_count: Type.Integer({ minimum: 1, description: '1, plus one for each opportunity merged into it.' }),
+  merged_into: Type.Union([Type.String(), Type.Null()], { description: 'The event_id it is merged into (then it is in no listing); null when not merged.' }),
+  tags: Type.Array(Type.String(), { description: 'Its tags\' names, in name order.' }),
+  assignee: Type.Union([Member, Type.Null()], { description: 'The member it is given to.' }),
 })
 export type Opportunity = Static<typeof Opportunity>
 
@@ -115,18 +122,24 @@ export const BulkIfVersions = Type.Array(IfVersion, {
 
 export const BulkReviewResult = Type.Object({ items: Type.Array(ReviewResult) })
 
+/** What a history entry can record besides a review (each writes its own fields in before/after). */
+export const historyActions = ['review', 'merge', 'merged', 'unmerge', 'unmerged', 'assign', 'tag', 'comment'] as const
+export type HistoryAction = (typeof historyActions)[number]
+
+/** The fields an entry changed, before or after: a review's, or those of the other actions. */
 const ReviewState = Type.Object({
   evaluation: Type.Optional(Type.String()),
   status: Type.Optional(Type.String()),
   review_note: Type.Optional(Type.String()),
-})
+}, { additionalProperties: true })
 
 export const ReviewHistory = Type.Object({
   event_id: Type.String(),
   items: Type.Array(
     Type.Object({
       changed_at: Timestamp(),
-      actor: Type.Union([Type.Object({ id: Type.String(), email: Type.String() }), Type.Null()]),
+      action: StringEnum(historyActions, { description: 'What changed it: a review, or a merge, unmerge, assignment, tagging or comment.' }),
+      actor: Type.Union([Member, Type.Null()]),
       before: ReviewState,
       after: ReviewState,
     })

@@ -1,14 +1,14 @@
 import { Type } from '@sinclair/typebox'
 import { defineOperation } from '../core/operations.ts'
 import { appError } from '../core/errors.ts'
-import { EventId, ReviewHistory } from '../schemas/opportunities.ts'
+import { EventId, ReviewHistory, type HistoryAction } from '../schemas/opportunities.ts'
 
 export default defineOperation({
   name: 'get_review_history',
   title: 'Review history of an opportunity',
   description:
-    'Review history of a growth opportunity, oldest first: who changed it, when, and each field before → after. Needs ' +
-    'review access.',
+    'Review history of a growth opportunity, oldest first: who changed it, when, what (`action`: review, merge, assign, ' +
+    'tag…), and each field before → after. Needs review access.',
   scope: 'project',
   role: 'reviewer',
   input: Type.Object({ event_id: EventId }, { additionalProperties: false }),
@@ -31,9 +31,10 @@ export default defineOperation({
       event_id: args.event_id,
       items: rows.map((r) => ({
         changed_at: r.changedAt.toISOString(),
+        action: r.action as HistoryAction,
         actor: r.actorId ? { id: r.actorId, email: r.actorEmail! } : null,
-        before: r.before as Record<string, string>,
-        after: r.after as Record<string, string>,
+        before: r.before as Record<string, unknown>,
+        after: r.after as Record<string, unknown>,
       })),
     }
   },

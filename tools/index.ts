@@ -11,6 +11,7 @@ import reviewOpportunities from './review-opportunities.ts'
 import reviewOpportunityFromView from './review-opportunity-from-view.ts'
 import submitOpportunity from './submit-opportunity.ts'
 import getReviewHistory from './get-review-history.ts'
+import getOpportunity from './get-opportunity.ts'
 import getOverview from './get-overview.ts'
 import getDailyOps from './get-daily-ops.ts'
 import getDailyEventSummary from './get-daily-event-summary.ts'
@@ -47,6 +48,7 @@ export const operations: Operation[] = [
   discoverTools,
   searchSignals,
   listOpportunities,
+  getOpportunity,
   exportOpportunities,
   reviewOpportunity,
   reviewOpportunities,

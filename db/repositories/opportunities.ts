@@ -1,11 +1,18 @@
-import { and, asc, desc, eq, gt, inArray, or, sql, type SQL } from '../orm.ts'
+import { and, asc, desc, eq, getTableColumns, gt, inArray, isNull, or, sql, type SQL } from '../orm.ts'
 import { preparedRows, type Queryable } from '../client.ts'
 import { opportunities, opportunityCounts, reviewHistory, users } from '../schema.ts'
 import { newId } from '../ids.ts'
 import { enqueueWebhooks } from './webhooks.ts'
 import type { Evaluation, Opportunity, Status } from '../../schemas/opportunities.ts'
 
-type Row = typeof opportunities.$inferSelect
+/** The names of an opportunity's tags, in name order (any case): a subquery on the row at hand. */
+const tagNames = sql<string[]>`coalesce((select array_agg(t.name order by lower(t.name), t.name) from opportunity_tags ot join tags t on t.id = ot.tag_id where ot.opportunity_id = ${opportunities.id}), '{}')`
+/** The email of an opportunity's assignee: a subquery on the row at hand. */
+const assigneeEmail = sql<string | null>`(select u.email from users u where u.id = ${opportunities.assigneeUserId})`
+
+/** What a write returns of an opportunity (`.returning(fullRow)`) or a read selects: the row, its tags and its assignee's email. */
+const fullRow = { ...getTableColumns(opportunities), tags: tagNames, assigneeEmail }
+type Row = typeof opportunities.$inferSelect & { tags: string[]; assigneeEmail: string | null }
 
 function toOpportunity(row: Row): Opportunity {
   return {
@@ -22,6 +29,10 @@ function toOpportunity(row: Row): Opportunity {
     review_note: row.reviewNote,
     review_updated_at: row.reviewUpdatedAt?.toISOString() ?? null,
     version: row.version,
+    report_count: row.reportCount,
+    merged_into: row.mergedInto,
+    tags: row.tags,
+    assignee: row.assigneeUserId !== null && row.assigneeEmail !== null ? { id: row.assigneeUserId, email: row.assigneeEmail } : null,
   }
 }
 
@@ -63,6 +74,11 @@ const listedFields = {
   review_note: opportunities.reviewNote,
   review_updated_at: utcText<string | null>(opportunities.reviewUpdatedAt),
   version: opportunities.version,
+  report_count: opportunities.reportCount,
+  merged_into: opportunities.mergedInto,
+  tags: tagNames,
+  assignee_id: opportunities.assigneeUserId,
+  assignee_email: assigneeEmail,
 }
 
 /** A listed row as the opportunity the API answers with (`toOpportunity`'s fields and order), with its exact time (`at`, a `utcText`) and the page's total. */
@@ -84,9 +100,13 @@ function listed(v: unknown[]): { o: Opportunity; at: string; total: number | und
       review_note: v[10] as string,
       review_updated_at: reviewed === null ? null : isoMillis(reviewed),
       version: v[12] as number,
+      report_count: v[13] as number,
+      merged_into: v[14] as string | null,
+      tags: v[15] as string[],
+      assignee: v[16] !== null && v[17] !== null ? { id: v[16] as string, email: v[17] as string } : null,
     },
     at,
-    total: v[13] as number | undefined,
+    total: v[18] as number | undefined,
   }
 }
 
@@ -179,7 +199,8 @@ const p = sql.placeholder
 
 /** The listing's filters and its total, with placeholders for every value. */
 function listConditions(f: ListFilters) {
-  const where: (SQL | undefined)[] = [eq(opportunities.projectId, p('projectId'))]
+  // A merged opportunity is in no listing (nor in the counters: see migration 0016).
+  const where: (SQL | undefined)[] = [eq(opportunities.projectId, p('projectId')), isNull(opportunities.mergedInto)]
   if (f.type !== 'all') where.push(eq(opportunities.contributionType, p('type')))
   if (f.status !== 'all') where.push(eq(opportunities.status, p('status')))
   if (f.evaluation !== 'all') where.push(eq(opportunities.evaluation, p('evaluation')))
@@ -296,13 +317,13 @@ export function createOpportunitiesRepository(db: Queryable) {
           .insert(opportunities)
           .values({ id: newId('opp'), ...input })
           .onConflictDoNothing({ target: [opportunities.projectId, opportunities.externalId] })
-          .returning()
+          .returning(fullRow)
         if (row) await enqueueWebhooks(tx, input.projectId, 'opportunity.submitted', input.receivedAt, [toOpportunity(row)])
         return row
       })
       if (inserted) return { opportunity: toOpportunity(inserted), created: true }
       const [existing] = await db
-        .select()
+        .select(fullRow)
         .from(opportunities)
         .where(and(eq(opportunities.projectId, input.projectId), eq(opportunities.externalId, input.externalId!)))
       return { opportunity: toOpportunity(existing!), created: false }
@@ -390,7 +411,7 @@ export function createOpportunitiesRepository(db: Queryable) {
           .update(opportunities)
           .set({ ...change, reviewUpdatedAt: now, ...nextVersion })
           .where(and(eq(opportunities.id, id), ifVersion !== undefined ? eq(opportunities.version, ifVersion) : undefined))
-          .returning()
+          .returning(fullRow)
         if (!after) return { kind: 'moved', version: before.version }
         const history = historyOf(change, before, after!)
         const [entry] = await tx.insert(reviewHistory).values({ opportunityId: id, actorUserId, changedAt: now, ...history }).returning({ id: reviewHistory.id })
@@ -428,7 +449,7 @@ export function createOpportunitiesRepository(db: Queryable) {
             .update(opportunities)
             .set({ ...change, reviewUpdatedAt: now, ...nextVersion })
             .where(and(eq(opportunities.projectId, projectId), inArray(opportunities.id, ids), preconditions))
-            .returning()
+            .returning(fullRow)
           if (updated.length < ids.length) throw new PreconditionFailed()
           const after = new Map(updated.map((r) => [r.id, r]))
           const histories = ids.map((id) => historyOf(change, before.get(id)!, after.get(id)!))
@@ -459,6 +480,15 @@ export function createOpportunitiesRepository(db: Queryable) {
       return rows.map((r) => r.type)
     },
 
+    /** One opportunity of the project as the API answers with it, merged or not; null when there is none. */
+    async get(projectId: string, id: string): Promise<Opportunity | null> {
+      const [row] = await db
+        .select(fullRow)
+        .from(opportunities)
+        .where(and(eq(opportunities.id, id), eq(opportunities.projectId, projectId)))
+      return row ? toOpportunity(row) : null
+    },
+
     async exists(projectId: string, id: string): Promise<boolean> {
       const [row] = await db
         .select({ id: opportunities.id })
@@ -469,7 +499,7 @@ export function createOpportunitiesRepository(db: Queryable) {
 
     async history(id: string) {
       return db
-        .select({ changedAt: reviewHistory.changedAt, before: reviewHistory.before, after: reviewHistory.after, actorId: users.id, actorEmail: users.email })
+        .select({ changedAt: reviewHistory.changedAt, action: reviewHistory.action, before: reviewHistory.before, after: reviewHistory.after, actorId: users.id, actorEmail: users.email })
         .from(reviewHistory)
         .leftJoin(users, eq(users.id, reviewHistory.actorUserId))
         .where(eq(reviewHistory.opportunityId, id))
