@@ -63,7 +63,8 @@ t.test('opportunities: submit, list, review, history', async (t) => {
     t.equal(page.total_pages, 1)
     t.same(page.items.map((o: { key_information: string }) => o.key_information), ['Lead number 5', 'Lead number 4', 'Lead number 3', 'Lead number 2', 'Lead number 1'])
     t.same(Object.keys(page.items[0]).sort(), [
-      'contribution_type', 'evaluation', 'event_id', 'external_id', 'key_information', 'reason', 'received_at', 'review_note', 'review_updated_at', 'source_url', 'status', 'suggested_action', 'version',
+      'assignee', 'contribution_type', 'evaluation', 'event_id', 'external_id', 'key_information', 'merged_into', 'reason', 'received_at', 'report_count',
+      'review_note', 'review_updated_at', 'source_url', 'status', 'suggested_action', 'tags', 'version',
     ])
   })
 
