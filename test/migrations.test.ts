@@ -86,8 +86,9 @@ t.test('migrations on the backend under test', async (t) => {
     const result = await app.db.execute(sql`select conname from pg_constraint where contype = 'c' and connamespace = 'public'::regnamespace order by conname`)
     t.same(rowsOf<{ conname: string }>(result).map((r) => r.conname), checks, 'the CHECK constraints of db/schema.ts exist')
     t.same(checks, [
-      'app_secrets_value_sealed_check', 'invitation_projects_role_check', 'opportunities_evaluation_check', 'opportunities_status_check', 'opportunity_counts_evaluation_check',
-      'opportunity_counts_status_check', 'webhook_deliveries_status_check', 'webhooks_secret_sealed_check',
+      'app_secrets_value_sealed_check', 'comments_body_length', 'invitation_projects_role_check', 'opportunities_evaluation_check', 'opportunities_not_merged_into_itself',
+      'opportunities_report_count_check', 'opportunities_status_check', 'opportunity_counts_evaluation_check', 'opportunity_counts_status_check', 'webhook_deliveries_status_check',
+      'webhooks_secret_sealed_check',
     ])
     const ws = await seedWorkspace(app)
     const insert = (status: string, evaluation: string) =>

@@ -11,6 +11,7 @@ export default defineOperation({
     '(set when it is merged into another) and `version` (REST: the ETag).',
   scope: 'project',
   role: 'viewer',
+  toolset: 'triage',
   input: Type.Object({ event_id: EventId }, { additionalProperties: false }),
   output: Opportunity,
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true },

@@ -11,6 +11,7 @@ export default defineOperation({
     'tag…), and each field before → after. Needs review access.',
   scope: 'project',
   role: 'reviewer',
+  toolset: 'triage',
   input: Type.Object({ event_id: EventId }, { additionalProperties: false }),
   output: ReviewHistory,
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true },
