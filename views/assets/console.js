@@ -56,7 +56,9 @@ const countTicked = () => {
   const bar = document.querySelector('#bulk .bulk-count')
   if (!bar) return
   const n = document.querySelectorAll('input[name="event_ids"][form="bulk"]:checked').length
-  bar.textContent = n === 0 ? 'Tick cards, then set for all of them:' : `${n} selected — set for all of them:`
+  bar.textContent = n === 0 ? 'Tick cards to set a status or an evaluation for several at once.' : `${n} selected — set for all of them:`
+  // On a phone the bar's choices wait for a ticked card (CSS); the words say what to do.
+  bar.parentElement.toggleAttribute('data-none', n === 0)
 }
 document.addEventListener('change', (event) => {
   if (event.target.matches && event.target.matches('input[name="event_ids"][form="bulk"]')) countTicked()
@@ -184,6 +186,7 @@ const canDrag = () => window.matchMedia('(min-width: 701px)').matches
 function initBoard() {
   const board = boardEl()
   if (!board) return
+  countTicked()
   const hint = document.getElementById('shortcut-hint')
   if (hint) hint.hidden = false
   for (const card of board.querySelectorAll('article.mini')) card.draggable = canDrag()
@@ -192,6 +195,10 @@ function initBoard() {
 }
 initBoard()
 window.matchMedia('(min-width: 701px)').addEventListener('change', initBoard)
+// On a phone the search and filters fold away when none is set (the summary opens them).
+for (const box of document.querySelectorAll('details.filter-box:not([data-filtered])')) {
+  if (window.matchMedia('(max-width: 700px)').matches) box.open = false
+}
 
 const panelEl = () => document.getElementById('card-panel')
 const panel = () => {
@@ -211,7 +218,10 @@ const panel = () => {
   close.className = 'secondary'
   close.textContent = 'Close'
   close.addEventListener('click', () => dialog.close())
-  bar.append(full, close)
+  const keys = document.createElement('span')
+  keys.className = 'muted panel-keys'
+  keys.textContent = 'j/k next · 1–6 status · u/n/0 evaluation · Esc close'
+  bar.append(full, keys, close)
   const body = document.createElement('div')
   body.className = 'panel-body'
   dialog.append(bar, body)
