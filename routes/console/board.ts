@@ -1,6 +1,8 @@
 // The review board of a project: a Board view (a column per status, each with its total and
-// the first cards) or a List view (full review forms) with the same filters and a text search;
-// reviewing several opportunities at once or one, and one opportunity's review history.
+// its first cards, compact, each a link to the opportunity's page) or a List view (full review
+// forms) with the same filters and a text search; reviewing several opportunities at once or
+// one; one opportunity's page (everything it says, its review form, its history) and its
+// review history alone. Keyboard triage and drag and drop are console.js, over these forms.
 import type { FastifyInstance } from 'fastify'
 import type { Static } from '@sinclair/typebox'
 import { statuses } from '../../schemas/opportunities.ts'
@@ -8,6 +10,7 @@ import listOpportunities from '../../tools/list-opportunities.ts'
 import reviewOpportunity from '../../tools/review-opportunity.ts'
 import reviewOpportunities from '../../tools/review-opportunities.ts'
 import getReviewHistory from '../../tools/get-review-history.ts'
+import { appError } from '../../core/errors.ts'
 import { describe, flash, formPost, projectAccess, run, safeNext, type Form } from './actions.ts'
 
 export function boardPages(app: FastifyInstance) {
@@ -52,7 +55,10 @@ export function boardPages(app: FastifyInstance) {
     const types = await app.repos.opportunities.types(project!.id)
     // A type filter that names no type of the project is still offered, so the choice shows it.
     if (filters.type !== 'all' && !types.includes(filters.type)) types.push(filters.type)
-    const state = { ...Object.fromEntries(Object.entries(filters).map(([k, v]) => [k, String(v)])), ...(q ? { q } : {}), view }
+    // On a phone the board shows one column at a time: the one named by `col` (links switch it),
+    // else the first with cards in it.
+    const col = columns.find((c) => c.status === query.col)?.status ?? columns.find((c) => c.items.length > 0)?.status ?? columns[0]?.status
+    const state = { ...Object.fromEntries(Object.entries(filters).map(([k, v]) => [k, String(v)])), ...(q ? { q } : {}), view, ...(query.col && col === query.col ? { col } : {}) }
     const link = (change: Record<string, string>) => `?${new URLSearchParams({ ...state, ...change }).toString()}`
     return reply.page('board', {
       title: `Review board · ${project!.name}`,
@@ -64,7 +70,10 @@ export function boardPages(app: FastifyInstance) {
       statuses,
       page,
       columns,
+      col,
       back: request.url,
+      // A card's link: the opportunity's page, which leads back to this board as it is.
+      detailUrl: (id: string) => `${detailPath(project!.slug, id)}?${new URLSearchParams({ back: request.url }).toString()}`,
       link,
       pageUrl: (p: number) => link({ page: String(p) }),
       // The same filters, every page: the whole listing as CSV.
@@ -136,8 +145,62 @@ export function boardPages(app: FastifyInstance) {
   app.get<{ Params: { project: string; id: string } }>('/console/projects/:project/opportunities/:id/history', async (request, reply) => {
     const history = await run(request, getReviewHistory, { event_id: request.params.id }, request.params.project)
     const project = await projectAccess(request, request.params.project)
-    return reply.page('history', { title: 'Review history', project, history })
+    return reply.page('history', { title: 'Review history', project, history, detailUrl: detailPath(project!.slug, request.params.id) })
   })
+
+  // One opportunity: everything it says, its review form and its history. get_review_history is
+  // the access check (review access; an id of another project or none is a 404) and the history.
+  app.get<{ Params: { project: string; id: string } }>('/console/projects/:project/opportunities/:id', async (request, reply) => {
+    const { id } = request.params
+    let history
+    try {
+      history = await run(request, getReviewHistory, { event_id: id }, request.params.project)
+    } catch (err) {
+      // Not an opportunity id at all (`bulk-review`, `x`): there is nothing at this address.
+      if ((err as { statusCode?: number }).statusCode === 400) throw appError('NotFound', 'There is no opportunity at this address.')
+      throw err
+    }
+    const project = (await projectAccess(request, request.params.project))!
+    const opportunity = await findOpportunity(app, project.id, id)
+    if (!opportunity) throw appError('NotFound', `Opportunity '${id}' was not found in project '${project.slug}'.`)
+    const query = request.query as Form
+    const board = `/console/projects/${encodeURIComponent(project.slug)}/opportunities`
+    const back = safeNext(query.back, board)
+    return reply.page('opportunity', {
+      title: `${opportunity.contribution_type} · ${project.name}`,
+      project,
+      o: opportunity,
+      history,
+      statuses,
+      // The board it was opened from (with its filters), and this page, where its review form returns.
+      boardUrl: back.startsWith(board) ? back : board,
+      self: request.url,
+      // Sections other work fills in (issue 28): each is shown only when its data is passed.
+      similar: undefined,
+      tags: undefined,
+      assignee: undefined,
+      comments: undefined,
+    })
+  })
+}
+
+/** The console address of one opportunity. */
+export function detailPath(slug: string, id: string) {
+  return `/console/projects/${encodeURIComponent(slug)}/opportunities/${encodeURIComponent(id)}`
+}
+
+/**
+ * One opportunity of a project by id. No operation reads a single opportunity yet, so this walks
+ * the project's listing (the repository's `walk`, newest first, by key, 500 at a time) until it
+ * meets the id: fine for the boards we have, linear in the project's size. Callers check access
+ * first (get_review_history). TODO: replace with a get_opportunity operation when tools/ has one.
+ */
+async function findOpportunity(app: FastifyInstance, projectId: string, id: string) {
+  for await (const batch of app.repos.opportunities.walk(projectId, { type: 'all', status: 'all', evaluation: 'all' }, 500)) {
+    const found = batch.find((o) => o.event_id === id)
+    if (found) return found
+  }
+  return undefined
 }
 
 /** A version from a form as the tools take it: a number, or the text as sent (refused with a 400 naming it). */

@@ -72,3 +72,18 @@ t.test('the bulk bar: one card moved → nothing changes', async (t) => {
   t.match((await owner.get(board)).body, /Nothing changed: .*changed by someone else since you opened the page/)
   t.same([await state(a), await state(b)], before)
 })
+
+t.test('the board view: each card carries its version, for the keys and drag and drop, and a stale one is refused', async (t) => {
+  const id = await submit()
+  const page = await owner.get(`/console/projects/${slug}/opportunities`)
+  t.match(page.body, new RegExp(`<article class="mini" id="${id}" data-event-id="${id}" data-status="pending" data-evaluation="" data-version="1">`))
+  t.match(page.body, new RegExp(`name="version_${id}" value="1" form="bulk"`), 'and in the bulk bar')
+  await elsewhere(id, 'moved')
+  // What console.js posts for a key or a drop: the card's fields, its version, the board to return to.
+  const back = `/console/projects/${ws.project.slug}/opportunities`
+  await owner.post(`/console/projects/${slug}/opportunities/${id}/review`, { _csrf: csrfOf(page.body), back, version: '1', orig_status: 'pending', status: 'adopted' })
+  const after = await owner.get(back)
+  t.match(after.body, /changed by someone else since you opened the page \(it is now at version 2\)/)
+  t.match(after.body, new RegExp(`data-event-id="${id}" data-status="pending" data-evaluation="" data-version="2"`), 'shown as it is now')
+  t.equal((await state(id)).opportunity.status, 'pending')
+})

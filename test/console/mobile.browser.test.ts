@@ -147,6 +147,10 @@ t.test('every console page fits a phone', { skip }, async (t) => {
     await fits(t, phone, 'home-new-project-refused')
     await visit(t, 'overview', `/console/projects/${ws.project.slug}`)
     await visit(t, 'board', `/console/projects/${ws.project.slug}/opportunities`)
+    // One column at a time on the phone, with the status switcher.
+    t.equal(await phone.locator('section.column').evaluateAll((cols) => cols.filter((c) => (c as HTMLElement).offsetParent !== null).length), 1, 'the phone shows one column of the board')
+    t.ok(await phone.locator('.column-switch').isVisible(), 'and a switcher')
+    await visit(t, 'opportunity', `/console/projects/${ws.project.slug}/opportunities/${opportunity}`)
     await visit(t, 'history', `/console/projects/${ws.project.slug}/opportunities/${opportunity}/history`)
     await visit(t, 'metrics-7d', `/console/projects/${ws.project.slug}/metrics`)
     t.ok(await phone.locator('figure.chart svg.narrow').isVisible(), 'the phone gets the chart drawn for it')
