@@ -10,6 +10,7 @@ import listOpportunities from '../../tools/list-opportunities.ts'
 import reviewOpportunity from '../../tools/review-opportunity.ts'
 import reviewOpportunities from '../../tools/review-opportunities.ts'
 import getReviewHistory from '../../tools/get-review-history.ts'
+import getOpportunity from '../../tools/get-opportunity.ts'
 import { appError } from '../../core/errors.ts'
 import { describe, flash, formPost, projectAccess, run, safeNext, type Form } from './actions.ts'
 
@@ -161,8 +162,7 @@ export function boardPages(app: FastifyInstance) {
       throw err
     }
     const project = (await projectAccess(request, request.params.project))!
-    const opportunity = await findOpportunity(app, project.id, id)
-    if (!opportunity) throw appError('NotFound', `Opportunity '${id}' was not found in project '${project.slug}'.`)
+    const opportunity = await run(request, getOpportunity, { event_id: id }, request.params.project)
     const query = request.query as Form
     const board = `/console/projects/${encodeURIComponent(project.slug)}/opportunities`
     const back = safeNext(query.back, board)
@@ -177,8 +177,8 @@ export function boardPages(app: FastifyInstance) {
       self: request.url,
       // Sections other work fills in (issue 28): each is shown only when its data is passed.
       similar: undefined,
-      tags: undefined,
-      assignee: undefined,
+      tags: opportunity.tags,
+      assignee: opportunity.assignee,
       comments: undefined,
     })
   })
@@ -187,20 +187,6 @@ export function boardPages(app: FastifyInstance) {
 /** The console address of one opportunity. */
 export function detailPath(slug: string, id: string) {
   return `/console/projects/${encodeURIComponent(slug)}/opportunities/${encodeURIComponent(id)}`
-}
-
-/**
- * One opportunity of a project by id. No operation reads a single opportunity yet, so this walks
- * the project's listing (the repository's `walk`, newest first, by key, 500 at a time) until it
- * meets the id: fine for the boards we have, linear in the project's size. Callers check access
- * first (get_review_history). TODO: replace with a get_opportunity operation when tools/ has one.
- */
-async function findOpportunity(app: FastifyInstance, projectId: string, id: string) {
-  for await (const batch of app.repos.opportunities.walk(projectId, { type: 'all', status: 'all', evaluation: 'all' }, 500)) {
-    const found = batch.find((o) => o.event_id === id)
-    if (found) return found
-  }
-  return undefined
 }
 
 /** A version from a form as the tools take it: a number, or the text as sent (refused with a 400 naming it). */
