@@ -84,18 +84,18 @@ t.test('review_opportunities', async (t) => {
     const { histories } = await state()
     const actor = { id: ws.user.id, email: ws.user.email }
     for (const id of [a, b, d]) {
-      t.same(histories[id], [{ changed_at: NOW, actor, before: { evaluation: '', status: 'pending' }, after: { evaluation: 'useful', status: 'reviewing' } }], `${id}: one entry`)
+      t.same(histories[id], [{ changed_at: NOW, action: 'review', actor, before: { evaluation: '', status: 'pending' }, after: { evaluation: 'useful', status: 'reviewing' } }], `${id}: one entry`)
     }
     t.same(histories[c], [
-      { changed_at: NOW, actor, before: { evaluation: '' }, after: { evaluation: 'not_useful' } },
-      { changed_at: NOW, actor, before: { evaluation: 'not_useful', status: 'pending' }, after: { evaluation: 'useful', status: 'reviewing' } },
+      { changed_at: NOW, action: 'review', actor, before: { evaluation: '' }, after: { evaluation: 'not_useful' } },
+      { changed_at: NOW, action: 'review', actor, before: { evaluation: 'not_useful', status: 'pending' }, after: { evaluation: 'useful', status: 'reviewing' } },
     ], 'after the single review, the bulk one')
     // Only the sent fields change: a note alone keeps status and evaluation.
     const note = await rest(app, key, 'review_opportunities', { project, event_ids: [a, b], note: 'Called both' })
     t.match(note.body.result.items, [{ event_id: a, status: 'reviewing', evaluation: 'useful', review_note: 'Called both' }, { event_id: b, status: 'reviewing', review_note: 'Called both' }])
     t.same((await state()).histories[a], [
-      { changed_at: NOW, actor, before: { evaluation: '', status: 'pending' }, after: { evaluation: 'useful', status: 'reviewing' } },
-      { changed_at: NOW, actor, before: { review_note: '' }, after: { review_note: 'Called both' } },
+      { changed_at: NOW, action: 'review', actor, before: { evaluation: '', status: 'pending' }, after: { evaluation: 'useful', status: 'reviewing' } },
+      { changed_at: NOW, action: 'review', actor, before: { review_note: '' }, after: { review_note: 'Called both' } },
     ])
     // The status counters follow: the listing's totals by status.
     const reviewing = await rest(app, key, 'list_opportunities', { project, status: 'reviewing' })
