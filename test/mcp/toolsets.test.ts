@@ -61,10 +61,15 @@ t.test('?toolsets= lists more; an unknown toolset is a 400 naming the toolsets',
   t.strictSame(all.tools.map((x) => x.name), allNames, 'all: every tool')
   const bad = await list(ws.keys.service, '2025-11-25', '?toolsets=admn')
   t.equal(bad.status, 400)
-  t.match(JSON.parse(bad.body), { error: { code: 'invalid_arguments', message: "Unknown toolset 'admn': the toolsets are default, admin (or all)." } })
+  t.match(JSON.parse(bad.body), { error: { code: 'invalid_arguments', message: "Unknown toolset 'admn': the toolsets are default, admin, triage (or all)." } })
   const rest = await app.inject({ method: 'GET', url: '/v1/tools', headers: bearer(ws.keys.service) })
   t.strictSame(rest.json().tools.map((x: { name: string }) => x.name), allNames, 'GET /v1/tools lists every toolset by default')
-  t.ok(rest.json().tools.every((x: { toolset: string }) => ['default', 'admin'].includes(x.toolset)), 'each with its toolset')
+  t.ok(rest.json().tools.every((x: { toolset: string }) => ['default', 'admin', 'triage'].includes(x.toolset)), 'each with its toolset')
+  const triage = await list(ws.keys.service, '2026-07-28', '?toolsets=triage')
+  for (const name of ['merge_opportunities', 'unmerge_opportunity', 'list_merged_opportunities']) {
+    t.ok(triage.tools.some((x) => x.name === name), `${name}: listed with ?toolsets=triage`)
+    t.notOk(defaultNames.includes(name), `${name}: not in the default toolset`)
+  }
   const restDefault = await app.inject({ method: 'GET', url: '/v1/tools?toolsets=default', headers: bearer(ws.keys.service) })
   t.strictSame(restDefault.json().tools.map((x: { name: string }) => x.name), defaultNames, 'GET /v1/tools?toolsets=default: what MCP lists')
 })
