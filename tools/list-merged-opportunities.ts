@@ -8,7 +8,7 @@ export default defineOperation({
   name: 'list_merged_opportunities',
   title: 'List the opportunities merged into one',
   description:
-    'Merged opportunities: the growth opportunities merged into one (`event_id`, the target), whole (texts, reason, ' +
+    'Opportunity merges, read: the growth opportunities merged into one (`event_id`, the target), whole (texts, reason, ' +
     'suggested action, received time, review state), in merge order. Their histories stay their own (get_review_history).',
   scope: 'project',
   role: 'viewer',
