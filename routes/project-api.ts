@@ -10,6 +10,9 @@ import getOverview from '../tools/get-overview.ts'
 import getDailyOps from '../tools/get-daily-ops.ts'
 import getDailyEventSummary from '../tools/get-daily-event-summary.ts'
 import getEventStream from '../tools/get-event-stream.ts'
+import mergeOpportunities from '../tools/merge-opportunities.ts'
+import unmergeOpportunity from '../tools/unmerge-opportunity.ts'
+import listMergedOpportunities from '../tools/list-merged-opportunities.ts'
 import { dailyEventSummaryCsv, dailyOpsCsv, opportunitiesCsv } from './exports.ts'
 
 const project = 'project_id'
@@ -19,6 +22,9 @@ const routes: OperationRoute[] = [
   { method: 'GET', url: '/projects/:project_id/opportunities/:event_id', op: getOpportunity, project, etag: true },
   { method: 'PATCH', url: '/projects/:project_id/opportunities/:event_id/review', op: reviewOpportunity, project, ifMatch: 'if_version' },
   { method: 'GET', url: '/projects/:project_id/opportunities/:event_id/history', op: getReviewHistory, project },
+  { method: 'POST', url: '/projects/:project_id/opportunities/:event_id/merge', op: mergeOpportunities, project, ifMatch: 'if_version' },
+  { method: 'POST', url: '/projects/:project_id/opportunities/:event_id/unmerge', op: unmergeOpportunity, project },
+  { method: 'GET', url: '/projects/:project_id/opportunities/:event_id/merged', op: listMergedOpportunities, project },
   { method: 'GET', url: '/projects/:project_id/overview', op: getOverview, project },
   { method: 'GET', url: '/projects/:project_id/daily-ops', op: getDailyOps, project, csv: dailyOpsCsv },
   { method: 'GET', url: '/projects/:project_id/daily-event-summary', op: getDailyEventSummary, project, csv: dailyEventSummaryCsv },

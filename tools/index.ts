@@ -43,6 +43,9 @@ import inviteMember from './invite-member.ts'
 import updateMember from './update-member.ts'
 import removeMember from './remove-member.ts'
 import cancelInvitation from './cancel-invitation.ts'
+import mergeOpportunities from './merge-opportunities.ts'
+import unmergeOpportunity from './unmerge-opportunity.ts'
+import listMergedOpportunities from './list-merged-opportunities.ts'
 
 export const operations: Operation[] = [
   discoverTools,
@@ -87,6 +90,10 @@ export const operations: Operation[] = [
   updateMember,
   removeMember,
   cancelInvitation,
+  // Triage (issue 28): merges. merge_opportunities before unmerge_opportunity: the latter's example unmerges what the former's merged.
+  mergeOpportunities,
+  unmergeOpportunity,
+  listMergedOpportunities,
 ]
 
 const builtinTools: ToolPlugin = async (app) => {

@@ -64,6 +64,15 @@ export default defineOperation({
         missing.map((id) => ({ path: `event_ids[${event_ids.indexOf(id)}]`, message: `'${id}' was not found in this project` }))
       )
     }
+    if (outcome.kind === 'merged') {
+      const { merged } = outcome
+      const names = merged.map((m) => `'${m.id}' (merged into '${m.into}')`).join(', ')
+      throw appError(
+        'Conflict',
+        `${merged.length === 1 ? 'Opportunity' : 'Opportunities'} ${names} ${merged.length === 1 ? 'is' : 'are'} merged into another; nothing was changed. Unmerge ${merged.length === 1 ? 'it' : 'them'} first (unmerge_opportunity), or leave ${merged.length === 1 ? 'it' : 'them'} out.`,
+        merged.map((m) => ({ path: `event_ids[${event_ids.indexOf(m.id)}]`, message: `'${m.id}' is merged into '${m.into}'` }))
+      )
+    }
     if (outcome.kind === 'moved') {
       const { moved } = outcome
       const names = moved.map((m) => `'${m.id}' (now at version ${m.version}, not ${m.expected})`).join(', ')

@@ -26,6 +26,16 @@ export function versionConflict(eventId: string, expected: number, current: numb
   return Object.assign(err, { version: current })
 }
 
+/**
+ * The `conflict` of a change of an opportunity that is merged into another: it stays as it was
+ * until it is unmerged (tools/unmerge-opportunity.ts), so that its unmerge restores it exactly.
+ */
+export function mergedConflict(eventId: string, into: string, path = 'event_id') {
+  return appError('Conflict', `Opportunity '${eventId}' is merged into '${into}'; unmerge it first (unmerge_opportunity) to change it.`, [
+    { path, message: `'${eventId}' is merged into '${into}'` },
+  ])
+}
+
 export default defineOperation({
   name: 'review_opportunity',
   title: 'Review a growth opportunity',
@@ -71,6 +81,7 @@ export default defineOperation({
       if_version
     )
     if (outcome.kind === 'missing') throw appError('NotFound', `Opportunity '${event_id}' was not found in project '${ctx.project.slug}'.`)
+    if (outcome.kind === 'merged') throw mergedConflict(event_id, outcome.into)
     if (outcome.kind === 'moved') throw versionConflict(event_id, if_version!, outcome.version)
     const reviewed = outcome.opportunity
     return {

@@ -4,6 +4,7 @@ import { SettingsCache } from '../settings-cache.ts'
 import { createApiKeysRepository } from './api-keys.ts'
 import { createEventsRepository } from './events.ts'
 import { createOpportunitiesRepository } from './opportunities.ts'
+import { createMergesRepository } from './merges.ts'
 import { createMemoriesRepository } from './memories.ts'
 import { createMembersRepository } from './members.ts'
 import { createSignalsRepository } from './signals.ts'
@@ -28,6 +29,7 @@ export function createRepositories(db: Queryable, cache: SettingsCache = new Set
     projects: createProjectsRepository(db, cache),
     apiKeys: createApiKeysRepository(db, cache),
     opportunities: createOpportunitiesRepository(db),
+    merges: createMergesRepository(db),
     events: createEventsRepository(db),
     memories: createMemoriesRepository(db),
     signals: createSignalsRepository(db),

@@ -11,10 +11,10 @@ const tagNames = sql<string[]>`coalesce((select array_agg(t.name order by lower(
 const assigneeEmail = sql<string | null>`(select u.email from users u where u.id = ${opportunities.assigneeUserId})`
 
 /** What a write returns of an opportunity (`.returning(fullRow)`) or a read selects: the row, its tags and its assignee's email. */
-const fullRow = { ...getTableColumns(opportunities), tags: tagNames, assigneeEmail }
-type Row = typeof opportunities.$inferSelect & { tags: string[]; assigneeEmail: string | null }
+export const fullRow = { ...getTableColumns(opportunities), tags: tagNames, assigneeEmail }
+export type Row = typeof opportunities.$inferSelect & { tags: string[]; assigneeEmail: string | null }
 
-function toOpportunity(row: Row): Opportunity {
+export function toOpportunity(row: Row): Opportunity {
   return {
     event_id: row.id,
     contribution_type: row.contributionType,
@@ -136,13 +136,14 @@ export interface ReviewChange {
   reviewNote?: string
 }
 
-/** What a review did: changed the opportunity, found none, or found it at another version than the precondition's (`version`: its current one). */
-export type ReviewOutcome = { kind: 'reviewed'; opportunity: Opportunity } | { kind: 'missing' } | { kind: 'moved'; version: number }
+/** What a review did: changed the opportunity, found none, found it merged into another (`into`), or found it at another version than the precondition's (`version`: its current one). */
+export type ReviewOutcome = { kind: 'reviewed'; opportunity: Opportunity } | { kind: 'missing' } | { kind: 'merged'; into: string } | { kind: 'moved'; version: number }
 
 /** What a bulk review did: all of them, or nothing because some are missing or have moved (each with the version it is at). */
 export type BulkReviewOutcome =
   | { kind: 'reviewed'; items: Opportunity[] }
   | { kind: 'missing'; missing: string[] }
+  | { kind: 'merged'; merged: { id: string; into: string }[] }
   | { kind: 'moved'; moved: { id: string; expected: number; version: number }[] }
 
 /** The change every write makes besides its own: one more version, computed by PostgreSQL in the UPDATE itself. */
@@ -402,15 +403,17 @@ export function createOpportunitiesRepository(db: Queryable) {
     async review(projectId: string, id: string, change: ReviewChange, actorUserId: string, now: Date, ifVersion?: number): Promise<ReviewOutcome> {
       return db.transaction(async (tx) => {
         const [before] = await tx
-          .select({ evaluation: opportunities.evaluation, status: opportunities.status, reviewNote: opportunities.reviewNote, version: opportunities.version })
+          .select({ evaluation: opportunities.evaluation, status: opportunities.status, reviewNote: opportunities.reviewNote, version: opportunities.version, mergedInto: opportunities.mergedInto })
           .from(opportunities)
           .where(and(eq(opportunities.id, id), eq(opportunities.projectId, projectId)))
           .for('update')
         if (!before) return { kind: 'missing' }
+        // A merged opportunity is kept as it was for its unmerge (db/repositories/merges.ts).
+        if (before.mergedInto !== null) return { kind: 'merged', into: before.mergedInto }
         const [after] = await tx
           .update(opportunities)
           .set({ ...change, reviewUpdatedAt: now, ...nextVersion })
-          .where(and(eq(opportunities.id, id), ifVersion !== undefined ? eq(opportunities.version, ifVersion) : undefined))
+          .where(and(eq(opportunities.id, id), isNull(opportunities.mergedInto), ifVersion !== undefined ? eq(opportunities.version, ifVersion) : undefined))
           .returning(fullRow)
         if (!after) return { kind: 'moved', version: before.version }
         const history = historyOf(change, before, after!)
@@ -426,17 +429,18 @@ export function createOpportunitiesRepository(db: Queryable) {
      * locked (in id order, so two bulk reviews cannot deadlock), one UPDATE sets the sent fields
      * of all of them (and bumps each one's version), and each gets its history entry as a single
      * review does. When any id is not in the project nothing is written and the missing ids are
-     * returned, in the order given. With `ifVersions` (one per id), the UPDATE changes only the
+     * returned, in the order given; when any is merged into another, nothing is written either
+     * and those are returned with where they are merged. With `ifVersions` (one per id), the UPDATE changes only the
      * rows still at their version; fewer rows than ids rolls the whole review back, and those
      * that moved are returned with the versions read under the lock.
      */
     async reviewMany(projectId: string, ids: string[], change: ReviewChange, actorUserId: string, now: Date, ifVersions?: number[]): Promise<BulkReviewOutcome> {
       // The rows as locked: the versions a failed precondition is answered with.
-      let locked: (ReviewState & { id: string; version: number })[] = []
+      let locked: (ReviewState & { id: string; version: number; mergedInto: string | null })[] = []
       try {
         return await db.transaction(async (tx) => {
           locked = await tx
-            .select({ id: opportunities.id, evaluation: opportunities.evaluation, status: opportunities.status, reviewNote: opportunities.reviewNote, version: opportunities.version })
+            .select({ id: opportunities.id, evaluation: opportunities.evaluation, status: opportunities.status, reviewNote: opportunities.reviewNote, version: opportunities.version, mergedInto: opportunities.mergedInto })
             .from(opportunities)
             .where(and(eq(opportunities.projectId, projectId), inArray(opportunities.id, ids)))
             .orderBy(asc(opportunities.id))
@@ -444,11 +448,13 @@ export function createOpportunitiesRepository(db: Queryable) {
           const before = new Map(locked.map((r) => [r.id, r]))
           const missing = ids.filter((id) => !before.has(id))
           if (missing.length > 0) return { kind: 'missing', missing }
+          const merged = ids.flatMap((id) => { const into = before.get(id)!.mergedInto; return into !== null ? [{ id, into }] : [] })
+          if (merged.length > 0) return { kind: 'merged', merged }
           const preconditions = ifVersions ? or(...ids.map((id, i) => and(eq(opportunities.id, id), eq(opportunities.version, ifVersions[i]!)))) : undefined
           const updated = await tx
             .update(opportunities)
             .set({ ...change, reviewUpdatedAt: now, ...nextVersion })
-            .where(and(eq(opportunities.projectId, projectId), inArray(opportunities.id, ids), preconditions))
+            .where(and(eq(opportunities.projectId, projectId), inArray(opportunities.id, ids), isNull(opportunities.mergedInto), preconditions))
             .returning(fullRow)
           if (updated.length < ids.length) throw new PreconditionFailed()
           const after = new Map(updated.map((r) => [r.id, r]))

@@ -65,6 +65,11 @@ t.test('?toolsets= lists more; an unknown toolset is a 400 naming the toolsets',
   const rest = await app.inject({ method: 'GET', url: '/v1/tools', headers: bearer(ws.keys.service) })
   t.strictSame(rest.json().tools.map((x: { name: string }) => x.name), allNames, 'GET /v1/tools lists every toolset by default')
   t.ok(rest.json().tools.every((x: { toolset: string }) => ['default', 'triage', 'admin'].includes(x.toolset)), 'each with its toolset')
+  const triage = await list(ws.keys.service, '2026-07-28', '?toolsets=triage')
+  for (const name of ['get_opportunity', 'get_review_history', 'merge_opportunities', 'unmerge_opportunity', 'list_merged_opportunities']) {
+    t.ok(triage.tools.some((x) => x.name === name), `${name}: listed with ?toolsets=triage`)
+    t.notOk(defaultNames.includes(name), `${name}: not in the default toolset`)
+  }
   const restDefault = await app.inject({ method: 'GET', url: '/v1/tools?toolsets=default', headers: bearer(ws.keys.service) })
   t.strictSame(restDefault.json().tools.map((x: { name: string }) => x.name), defaultNames, 'GET /v1/tools?toolsets=default: what MCP lists')
 })
