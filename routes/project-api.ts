@@ -10,6 +10,10 @@ import getOverview from '../tools/get-overview.ts'
 import getDailyOps from '../tools/get-daily-ops.ts'
 import getDailyEventSummary from '../tools/get-daily-event-summary.ts'
 import getEventStream from '../tools/get-event-stream.ts'
+import listComments from '../tools/list-comments.ts'
+import addComment from '../tools/add-comment.ts'
+import editComment from '../tools/edit-comment.ts'
+import deleteComment from '../tools/delete-comment.ts'
 import { dailyEventSummaryCsv, dailyOpsCsv, opportunitiesCsv } from './exports.ts'
 
 const project = 'project_id'
@@ -23,6 +27,10 @@ const routes: OperationRoute[] = [
   { method: 'GET', url: '/projects/:project_id/daily-ops', op: getDailyOps, project, csv: dailyOpsCsv },
   { method: 'GET', url: '/projects/:project_id/daily-event-summary', op: getDailyEventSummary, project, csv: dailyEventSummaryCsv },
   { method: 'GET', url: '/projects/:project_id/event-stream', op: getEventStream, project },
+  { method: 'GET', url: '/projects/:project_id/opportunities/:event_id/comments', op: listComments, project },
+  { method: 'POST', url: '/projects/:project_id/opportunities/:event_id/comments', op: addComment, project, status: 201 },
+  { method: 'PATCH', url: '/projects/:project_id/comments/:comment_id', op: editComment, project },
+  { method: 'DELETE', url: '/projects/:project_id/comments/:comment_id', op: deleteComment, project },
 ]
 
 const projectApi: FastifyPluginAsync = async (app) => {

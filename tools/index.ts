@@ -43,6 +43,10 @@ import inviteMember from './invite-member.ts'
 import updateMember from './update-member.ts'
 import removeMember from './remove-member.ts'
 import cancelInvitation from './cancel-invitation.ts'
+import listComments from './list-comments.ts'
+import addComment from './add-comment.ts'
+import editComment from './edit-comment.ts'
+import deleteComment from './delete-comment.ts'
 
 export const operations: Operation[] = [
   discoverTools,
@@ -87,6 +91,10 @@ export const operations: Operation[] = [
   updateMember,
   removeMember,
   cancelInvitation,
+  listComments,
+  addComment,
+  editComment,
+  deleteComment,
 ]
 
 const builtinTools: ToolPlugin = async (app) => {
