@@ -21,7 +21,7 @@ export default defineOperation({
     valid: [{ title: 'Read the discussion of an opportunity', args: { event_id: 'opp_2x7Kq9LmVb4Nc8Rt1Yw3' } }],
     invalid: [
       { title: 'No opportunity', args: {}, field: 'event_id' },
-      { title: 'A comment id instead of an opportunity id', args: { event_id: 'cmt_4Rf8Tg2Yh6Uj1Ik9Ol3p' }, field: 'event_id' },
+      { title: 'A comment id instead of an opportunity id', args: { event_id: 'cmt_8Wq2Er4Ty6Ui8Op0As2d' }, field: 'event_id' },
     ],
   },
   async handler(args, ctx) {

@@ -97,7 +97,7 @@ export function createCommentsRepository(db: Queryable) {
           eq(comments.id, input.commentId),
           eq(comments.projectId, input.projectId),
           isNull(comments.deletedAt),
-          input.anyAuthor ? undefined : eq(comments.authorUserId, input.userId),
+          input.anyAuthor ? undefined : eq(comments.authorUserId, input.userId)
         ))
         .returning({ id: comments.id })
       if (!updated) {

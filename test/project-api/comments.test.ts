@@ -89,7 +89,7 @@ async function messages(hookId: string): Promise<[string, Comment][]> {
 t.test('a comment made over MCP is read back identically over REST and /v1/tools', async (t) => {
   const eventId = await owner.submit()
   const made = await mcpCall(reviewer.keys.mcp, 'add_comment', { project: ws.project.slug, event_id: eventId, body: 'Their CTO replied: demo next week.' })
-  t.notOk(made.isError, made.content[0]?.text)
+  t.notOk(made.isError, made.content[0]?.text ?? '')
   const comment = made.structuredContent as Comment
   t.match(comment, { comment_id: /^cmt_/, event_id: eventId, parent_id: null, author: { id: reviewer.user.id, email: 'rita@example.test' }, body: 'Their CTO replied: demo next week.', created_at: '2026-11-20T10:00:00.000Z', edited_at: null, deleted: false })
   const rest = await rita.list(eventId)
