@@ -13,6 +13,10 @@ import getEventStream from '../tools/get-event-stream.ts'
 import mergeOpportunities from '../tools/merge-opportunities.ts'
 import unmergeOpportunity from '../tools/unmerge-opportunity.ts'
 import listMergedOpportunities from '../tools/list-merged-opportunities.ts'
+import listComments from '../tools/list-comments.ts'
+import addComment from '../tools/add-comment.ts'
+import editComment from '../tools/edit-comment.ts'
+import deleteComment from '../tools/delete-comment.ts'
 import { dailyEventSummaryCsv, dailyOpsCsv, opportunitiesCsv } from './exports.ts'
 
 const project = 'project_id'
@@ -29,6 +33,10 @@ const routes: OperationRoute[] = [
   { method: 'GET', url: '/projects/:project_id/daily-ops', op: getDailyOps, project, csv: dailyOpsCsv },
   { method: 'GET', url: '/projects/:project_id/daily-event-summary', op: getDailyEventSummary, project, csv: dailyEventSummaryCsv },
   { method: 'GET', url: '/projects/:project_id/event-stream', op: getEventStream, project },
+  { method: 'GET', url: '/projects/:project_id/opportunities/:event_id/comments', op: listComments, project },
+  { method: 'POST', url: '/projects/:project_id/opportunities/:event_id/comments', op: addComment, project, status: 201 },
+  { method: 'PATCH', url: '/projects/:project_id/comments/:comment_id', op: editComment, project },
+  { method: 'DELETE', url: '/projects/:project_id/comments/:comment_id', op: deleteComment, project },
 ]
 
 const projectApi: FastifyPluginAsync = async (app) => {

@@ -7,6 +7,7 @@ import { NullableTimestamp, StringEnum, Timestamp } from './atoms.ts'
 export const webhookEventTypes = [
   'opportunity.submitted', 'opportunity.reviewed', 'memory.added', 'memory.updated', 'memory.forgotten', 'project.updated',
   'opportunity.merged', 'opportunity.unmerged',
+  'comment.created', 'comment.edited', 'comment.deleted',
 ] as const
 export type WebhookEventType = (typeof webhookEventTypes)[number]
 

@@ -193,6 +193,8 @@ t.test('fuzzing every route', async (t) => {
     must({ method: 'POST', url: `/api/v1/mcp/projects/${project}/opportunities`, headers: json(key), payload: { contribution_type: 'potential_user_opportunity', key_information: 'Pricing question', reason: 'r', suggested_action: 's' } }, 201)
   const opp = (await submit(ws.keys.mcp, P)).json().event_id as string
   const otherOpp = (await submit(other.keys.mcp, other.project.id)).json().event_id as string
+  const commented = await app.repos.comments.add({ projectId: ws.project.id, eventId: opp, body: 'A comment to point at', authorUserId: ws.user.id, now: new Date() })
+  const comment = commented.kind === 'added' ? commented.comment.comment_id : 'cmt_missing'
   const remember = (key: string, project: string) =>
     must({ method: 'POST', url: `/v1/projects/${project}/memories`, headers: json(key), payload: { content: 'Annual pricing converts better', tags: ['pricing'] } }, 201)
   const memory = (await remember(ws.keys.service, P)).json().id as string
@@ -751,7 +753,7 @@ t.test('fuzzing every route', async (t) => {
   await t.test('the console and the authorization page: forms and pages', async (t) => {
     const consoleRoutes = routes.filter((r) => r.url.startsWith('/console') || r.url === '/oauth/authorize')
     const defaults: Record<string, string> = { project: ws.project.slug, id: opp, file: 'console.css', delivery: message, token: inviteToken, ref: 'ffffffffffffffff' }
-    const idFor = (url: string) => (url.includes('/keys/') ? spareKey.id : url.includes('/connections/') ? grantId : url.includes('/webhooks/') ? hook : url.includes('/members/') ? viewer.user.id : url.includes('/invitations/') ? invitationId : opp)
+    const idFor = (url: string) => (url.includes('/keys/') ? spareKey.id : url.includes('/connections/') ? grantId : url.includes('/webhooks/') ? hook : url.includes('/members/') ? viewer.user.id : url.includes('/invitations/') ? invitationId : url.includes('/comments/:id') ? comment : opp)
     const pathFor = (url: string, values: Record<string, string> = {}) => fill(url, { ...defaults, id: idFor(url), ...values })
     const badPath = ['x', 'a'.repeat(101), 'a\u0000b', '\ud800', '..', other.project.id, otherOpp, otherKeyId, otherGrant]
     const badQuery: Record<string, string>[] = [{ page: '1e300' }, { page: '-1' }, { page_size: '5e17' }, { status: 'nope' }, { window: 'x' }, { next: '//evil.example' }, { next: 'https://evil.example' }, { next: '/\\evil.example' }, { date: '\u0000' }, { type: 'x'.repeat(300) }, { evaluation: '' }, { client_id: 'x' }]
@@ -770,6 +772,15 @@ t.test('fuzzing every route', async (t) => {
         valid: { event_ids: opp, status: 'reviewing', evaluation: 'useful', back: '/console' },
         bad: { event_ids: [otherOpp, 'opp_doesnotexist000', 'x', '', 'a\u0000b'], status: ['nope', 'USEFUL'], evaluation: ['nope', 'a\u0000'], ':project': badPath },
       },
+      'POST /console/projects/:project/opportunities/:id/comments': {
+        valid: { body: 'A comment', back: '/console' },
+        bad: { body: ['', ' \n ', 'x'.repeat(4001), 'a\u0000b'], parent_id: ['x', 'cmt_doesnotexist000', 'a\u0000b'], ':id': badPath, ':project': badPath },
+      },
+      'POST /console/projects/:project/comments/:id/edit': {
+        valid: { body: 'Edited', back: '/console' },
+        bad: { body: ['', ' ', 'x'.repeat(4001), 'a\u0000b'], ':id': [...badPath, 'cmt_doesnotexist000'], ':project': badPath },
+      },
+      'POST /console/projects/:project/comments/:id/delete': { valid: { back: '/console' }, bad: { ':id': [...badPath, 'cmt_doesnotexist000'], ':project': badPath } },
       'POST /console/projects': {
         valid: { name: 'Fuzzed', slug: 'fuzzed', timezone: 'UTC', description: 'd' },
         bad: { name: ['', ' ', 'x'.repeat(201), 'a\u0000b'], slug: ['', 'Bad Slug', ws.project.slug, '-x', 'x'.repeat(65), 'a\u0000b', '\ud800'], timezone: ['Mars/Base', 'Europe/Nowhere', 'a\u0000b', 'x'.repeat(65)], description: ['x'.repeat(5001), 'a\u0000b'] },

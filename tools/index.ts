@@ -46,6 +46,10 @@ import cancelInvitation from './cancel-invitation.ts'
 import mergeOpportunities from './merge-opportunities.ts'
 import unmergeOpportunity from './unmerge-opportunity.ts'
 import listMergedOpportunities from './list-merged-opportunities.ts'
+import listComments from './list-comments.ts'
+import addComment from './add-comment.ts'
+import editComment from './edit-comment.ts'
+import deleteComment from './delete-comment.ts'
 
 export const operations: Operation[] = [
   discoverTools,
@@ -94,6 +98,10 @@ export const operations: Operation[] = [
   mergeOpportunities,
   unmergeOpportunity,
   listMergedOpportunities,
+  listComments,
+  addComment,
+  editComment,
+  deleteComment,
 ]
 
 const builtinTools: ToolPlugin = async (app) => {

@@ -16,6 +16,7 @@ import { createUsersRepository } from './users.ts'
 import { createWorkspacesRepository } from './workspaces.ts'
 import { createWebhooksRepository } from './webhooks.ts'
 import { createPasswordsRepository } from './passwords.ts'
+import { createCommentsRepository } from './comments.ts'
 import { noSealer, type Sealer } from '../secret-box.ts'
 
 /** `cache` keeps credentials, roles and settings while it hears of every change (db/settings-cache.ts);
@@ -38,6 +39,7 @@ export function createRepositories(db: Queryable, cache: SettingsCache = new Set
     rateLimits: createRateLimitsRepository(db),
     webhooks: createWebhooksRepository(db, box),
     passwords: createPasswordsRepository(db),
+    comments: createCommentsRepository(db),
   }
 }
 

@@ -11,6 +11,7 @@ import reviewOpportunity from '../../tools/review-opportunity.ts'
 import reviewOpportunities from '../../tools/review-opportunities.ts'
 import getReviewHistory from '../../tools/get-review-history.ts'
 import getOpportunity from '../../tools/get-opportunity.ts'
+import { commentsFor } from './comments.ts'
 import { appError } from '../../core/errors.ts'
 import { describe, flash, formPost, projectAccess, run, safeNext, type Form } from './actions.ts'
 
@@ -179,7 +180,7 @@ export function boardPages(app: FastifyInstance) {
       similar: undefined,
       tags: opportunity.tags,
       assignee: opportunity.assignee,
-      comments: undefined,
+      comments: await commentsFor(request, request.params.project, id),
     })
   })
 }

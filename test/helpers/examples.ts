@@ -43,7 +43,7 @@ export function invalidAnswerProblem(status: number, body: string, field: string
 /** Is this answer a refusal of the arguments as such (never the answer to a valid example)? */
 export const isInvalidArguments = (status: number, body: string) => status === 400 && body.includes('"code":"invalid_arguments"')
 
-const ID = /^(opp|mem|whk|msg|key|inv)_[0-9A-Za-z]{1,40}$/
+const ID = /^(opp|mem|whk|msg|key|inv|cmt)_[0-9A-Za-z]{1,40}$/
 
 /** The records of one workspace that examples name, made as they are first named. */
 export class World {
@@ -79,7 +79,7 @@ export class World {
     }
     // Webhooks (and the rest) first: a message is made for the webhook its call names.
     const replace = async (value: unknown, messages: boolean): Promise<unknown> => {
-      if (typeof value === 'string' && ID.test(value) && value.startsWith('msg_') === messages) return this.record(value, out.id)
+      if (typeof value === 'string' && ID.test(value) && value.startsWith('msg_') === messages) return this.record(value, out.id, out.event_id)
       // One at a time: an id named twice is one record, made once.
       if (value && typeof value === 'object') {
         for (const [k, v] of Object.entries(value)) (value as Record<string, unknown>)[k] = await replace(v, messages)
@@ -91,7 +91,7 @@ export class World {
     return out
   }
 
-  private async record(literal: string, webhook: unknown): Promise<string> {
+  private async record(literal: string, webhook: unknown, opportunity?: unknown): Promise<string> {
     // A message belongs to a webhook: the same msg_… with another webhook is another message.
     const key = literal.startsWith('msg_') ? `${literal} of ${String(webhook)}` : literal
     const known = this.made.get(key)
@@ -113,6 +113,14 @@ export class World {
       case 'msg': {
         const hook = typeof webhook === 'string' && webhook.startsWith('whk_') ? webhook : (await this.webhook()).id
         id = (await app.repos.webhooks.enqueueOne(hook, 'webhook.test', {}, now)).id
+        break
+      }
+      case 'cmt': {
+        // A comment by the owner on the opportunity the call names (a reply's parent), or on one of its own.
+        const eventId = typeof opportunity === 'string' && opportunity.startsWith('opp_') ? opportunity : await this.record(`opp_for_${literal}`, undefined)
+        const made = await app.repos.comments.add({ projectId: ws.project.id, eventId, body: `Named by an example as ${literal}`, authorUserId: ws.user.id, now })
+        if (made.kind !== 'added') throw new Error(`could not make a comment: ${made.kind}`)
+        id = made.comment.comment_id
         break
       }
       case 'inv': {
