@@ -10,6 +10,11 @@ import getOverview from '../tools/get-overview.ts'
 import getDailyOps from '../tools/get-daily-ops.ts'
 import getDailyEventSummary from '../tools/get-daily-event-summary.ts'
 import getEventStream from '../tools/get-event-stream.ts'
+import tagOpportunity from '../tools/tag-opportunity.ts'
+import assignOpportunity from '../tools/assign-opportunity.ts'
+import listTags from '../tools/list-tags.ts'
+import renameTag from '../tools/rename-tag.ts'
+import deleteTag from '../tools/delete-tag.ts'
 import { dailyEventSummaryCsv, dailyOpsCsv, opportunitiesCsv } from './exports.ts'
 
 const project = 'project_id'
@@ -23,6 +28,11 @@ const routes: OperationRoute[] = [
   { method: 'GET', url: '/projects/:project_id/daily-ops', op: getDailyOps, project, csv: dailyOpsCsv },
   { method: 'GET', url: '/projects/:project_id/daily-event-summary', op: getDailyEventSummary, project, csv: dailyEventSummaryCsv },
   { method: 'GET', url: '/projects/:project_id/event-stream', op: getEventStream, project },
+  { method: 'POST', url: '/projects/:project_id/opportunities/:event_id/tags', op: tagOpportunity, project, ifMatch: 'if_version' },
+  { method: 'PUT', url: '/projects/:project_id/opportunities/:event_id/assignee', op: assignOpportunity, project, ifMatch: 'if_version' },
+  { method: 'GET', url: '/projects/:project_id/tags', op: listTags, project },
+  { method: 'PATCH', url: '/projects/:project_id/tags/:name', op: renameTag, project },
+  { method: 'DELETE', url: '/projects/:project_id/tags/:name', op: deleteTag, project },
 ]
 
 const projectApi: FastifyPluginAsync = async (app) => {

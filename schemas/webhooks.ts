@@ -6,6 +6,7 @@ import { NullableTimestamp, StringEnum, Timestamp } from './atoms.ts'
 /** The events a webhook can subscribe to. */
 export const webhookEventTypes = [
   'opportunity.submitted', 'opportunity.reviewed', 'memory.added', 'memory.updated', 'memory.forgotten', 'project.updated',
+  'opportunity.tagged', 'opportunity.assigned', 'tag.renamed', 'tag.deleted',
 ] as const
 export type WebhookEventType = (typeof webhookEventTypes)[number]
 

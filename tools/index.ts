@@ -43,6 +43,11 @@ import inviteMember from './invite-member.ts'
 import updateMember from './update-member.ts'
 import removeMember from './remove-member.ts'
 import cancelInvitation from './cancel-invitation.ts'
+import tagOpportunity from './tag-opportunity.ts'
+import listTags from './list-tags.ts'
+import renameTag from './rename-tag.ts'
+import deleteTag from './delete-tag.ts'
+import assignOpportunity from './assign-opportunity.ts'
 
 export const operations: Operation[] = [
   discoverTools,
@@ -87,6 +92,11 @@ export const operations: Operation[] = [
   updateMember,
   removeMember,
   cancelInvitation,
+  tagOpportunity,
+  listTags,
+  renameTag,
+  deleteTag,
+  assignOpportunity,
 ]
 
 const builtinTools: ToolPlugin = async (app) => {

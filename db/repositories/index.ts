@@ -15,6 +15,8 @@ import { createUsersRepository } from './users.ts'
 import { createWorkspacesRepository } from './workspaces.ts'
 import { createWebhooksRepository } from './webhooks.ts'
 import { createPasswordsRepository } from './passwords.ts'
+import { createTagsRepository } from './tags.ts'
+import { createAssigneesRepository } from './assignees.ts'
 import { noSealer, type Sealer } from '../secret-box.ts'
 
 /** `cache` keeps credentials, roles and settings while it hears of every change (db/settings-cache.ts);
@@ -36,6 +38,8 @@ export function createRepositories(db: Queryable, cache: SettingsCache = new Set
     rateLimits: createRateLimitsRepository(db),
     webhooks: createWebhooksRepository(db, box),
     passwords: createPasswordsRepository(db),
+    tags: createTagsRepository(db),
+    assignees: createAssigneesRepository(db),
   }
 }
 
