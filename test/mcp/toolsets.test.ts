@@ -57,14 +57,17 @@ t.test('the default tools/list is the default toolset and fits, for a service ke
 t.test('?toolsets= lists more; an unknown toolset is a 400 naming the toolsets', async (t) => {
   const admin = await list(ws.keys.service, '2025-11-25', '?toolsets=admin')
   t.strictSame(admin.tools.map((x) => x.name), app.registry.contracts([], ['default', 'admin']).map((c) => c.name), 'default and admin')
+  const triage = await list(ws.keys.service, '2025-11-25', '?toolsets=triage')
+  t.strictSame(triage.tools.map((x) => x.name), app.registry.contracts([], ['default', 'triage']).map((c) => c.name), 'default and triage')
+  for (const name of ['tag_opportunity', 'list_tags', 'rename_tag', 'delete_tag', 'assign_opportunity']) t.ok(triage.tools.some((x) => x.name === name) && !defaultNames.includes(name), `${name}: in triage, not in default`)
   const all = await list(ws.keys.service, '2026-07-28', '?toolsets=all')
   t.strictSame(all.tools.map((x) => x.name), allNames, 'all: every tool')
   const bad = await list(ws.keys.service, '2025-11-25', '?toolsets=admn')
   t.equal(bad.status, 400)
-  t.match(JSON.parse(bad.body), { error: { code: 'invalid_arguments', message: "Unknown toolset 'admn': the toolsets are default, admin (or all)." } })
+  t.match(JSON.parse(bad.body), { error: { code: 'invalid_arguments', message: "Unknown toolset 'admn': the toolsets are default, admin, triage (or all)." } })
   const rest = await app.inject({ method: 'GET', url: '/v1/tools', headers: bearer(ws.keys.service) })
   t.strictSame(rest.json().tools.map((x: { name: string }) => x.name), allNames, 'GET /v1/tools lists every toolset by default')
-  t.ok(rest.json().tools.every((x: { toolset: string }) => ['default', 'admin'].includes(x.toolset)), 'each with its toolset')
+  t.ok(rest.json().tools.every((x: { toolset: string }) => ['default', 'admin', 'triage'].includes(x.toolset)), 'each with its toolset')
   const restDefault = await app.inject({ method: 'GET', url: '/v1/tools?toolsets=default', headers: bearer(ws.keys.service) })
   t.strictSame(restDefault.json().tools.map((x: { name: string }) => x.name), defaultNames, 'GET /v1/tools?toolsets=default: what MCP lists')
 })
@@ -118,6 +121,9 @@ t.test("the SDK's clients of both eras, on the default list, call a tool it does
 })
 
 t.test('descriptions start with the product nouns and stay under 1 KB; output schemas stay, compiled strict', async (t) => {
+  const triage = await list(ws.keys.service, '2025-11-25', '?toolsets=triage')
+  t.strictSame(triage.tools.map((x) => x.name), app.registry.contracts([], ['default', 'triage']).map((c) => c.name), 'default and triage')
+  for (const name of ['tag_opportunity', 'list_tags', 'rename_tag', 'delete_tag', 'assign_opportunity']) t.ok(triage.tools.some((x) => x.name === name) && !defaultNames.includes(name), `${name}: in triage, not in default`)
   const all = await list(ws.keys.service, '2026-07-28', '?toolsets=all')
   const nouns = /^(Growth opportunit|Opportunit|Review|Signals|Metrics|Daily|Events|Event|Projects?|Project card|Memor|Webhooks?|Tools?|KPI|Team members)/
   const ajv = new Ajv2020({ strict: true, allowUnionTypes: true, validateFormats: false })
