@@ -70,7 +70,7 @@ try {
   const projectId = boot.project.id
   const sql = postgres(url, { max: 2, ...quiet, connection: { synchronous_commit: 'off', work_mem: '256MB' } })
   const now = new Date()
-  let started = performance.now()
+  const started = performance.now()
   await loadOpportunities(sql, { projectId, timeZone: 'UTC', submittedBy: boot.user.id, events: 0, users: 0, days: 90, opportunities: N, now, today: localDate(now, 'UTC') }, 2, 20_000, () => {})
   // Three more members; assignees on ~30 %, tags on ~20 % (each a hash of the row, as load.ts does).
   const members: { id: string; email: string }[] = []
@@ -82,7 +82,7 @@ try {
   const hash = (seed: number) => `((hashint8extended(hashtext(o.id)::int8, ${seed}) & 9007199254740991)::float8 / 9007199254740992.0)`
   await sql.unsafe(`update opportunities o set assignee_user_id = (array[$1, $2, $3])[1 + floor(${hash(21)} * 10)::int] where o.project_id = $4 and ${hash(21)} < 0.3`, [members[0]!.id, members[1]!.id, members[2]!.id, projectId])
   const tagNames = ['hot', 'rare', ...Array.from({ length: 9 }, (_, i) => `topic ${i}`)]
-  await sql.unsafe(`insert into tags (id, project_id, name) select 'tag_bench' || i, $1, n from unnest($2::text[]) with ordinality as x(n, i)`, [projectId, tagNames])
+  await sql.unsafe('insert into tags (id, project_id, name) select \'tag_bench\' || i, $1, n from unnest($2::text[]) with ordinality as x(n, i)', [projectId, tagNames])
   const tagId = (n: string) => `tag_bench${tagNames.indexOf(n) + 1}`
   await sql.unsafe(`
     insert into opportunity_tags (opportunity_id, tag_id, project_id, received_at)
