@@ -28,7 +28,7 @@ export default defineOperation({
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true },
   examples: {
     valid: [
-      { title: 'Give an opportunity to a member by email', args: { event_id: 'opp_2x7Kq9LmVb4Nc8Rt1Yw3', assignee: 'ana@example.com' } },
+      { title: 'Give an opportunity to a member by email', args: { event_id: 'opp_2x7Kq9LmVb4Nc8Rt1Yw3', assignee: 'dana@example.com' } },
       { title: 'Take it yourself, only if it is still at version 1', args: { event_id: 'opp_7Hc3Rw9Tz1Qm5Vb8Np2k', assignee: 'me', if_version: 1 } },
       { title: 'Give it to no one', args: { event_id: 'opp_2x7Kq9LmVb4Nc8Rt1Yw3', assignee: null } },
     ],
