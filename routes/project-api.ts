@@ -17,6 +17,11 @@ import listComments from '../tools/list-comments.ts'
 import addComment from '../tools/add-comment.ts'
 import editComment from '../tools/edit-comment.ts'
 import deleteComment from '../tools/delete-comment.ts'
+import tagOpportunity from '../tools/tag-opportunity.ts'
+import assignOpportunity from '../tools/assign-opportunity.ts'
+import listTags from '../tools/list-tags.ts'
+import renameTag from '../tools/rename-tag.ts'
+import deleteTag from '../tools/delete-tag.ts'
 import { dailyEventSummaryCsv, dailyOpsCsv, opportunitiesCsv } from './exports.ts'
 
 const project = 'project_id'
@@ -37,6 +42,11 @@ const routes: OperationRoute[] = [
   { method: 'POST', url: '/projects/:project_id/opportunities/:event_id/comments', op: addComment, project, status: 201 },
   { method: 'PATCH', url: '/projects/:project_id/comments/:comment_id', op: editComment, project },
   { method: 'DELETE', url: '/projects/:project_id/comments/:comment_id', op: deleteComment, project },
+  { method: 'POST', url: '/projects/:project_id/opportunities/:event_id/tags', op: tagOpportunity, project, ifMatch: 'if_version' },
+  { method: 'PUT', url: '/projects/:project_id/opportunities/:event_id/assignee', op: assignOpportunity, project, ifMatch: 'if_version' },
+  { method: 'GET', url: '/projects/:project_id/tags', op: listTags, project },
+  { method: 'PATCH', url: '/projects/:project_id/tags/:name', op: renameTag, project },
+  { method: 'DELETE', url: '/projects/:project_id/tags/:name', op: deleteTag, project },
 ]
 
 const projectApi: FastifyPluginAsync = async (app) => {

@@ -64,6 +64,8 @@ export const OpportunityFilters = {
       description: 'Text to find in the texts and type (any case).',
     })
   ),
+  tag: Type.Optional(Type.String({ minLength: 1, maxLength: 40, description: 'A tag.' })),
+  assignee: Type.Optional(Type.String({ minLength: 1, maxLength: 254, description: 'Email, user id, `me` or `none`.' })),
   page: Type.Optional(Page),
   page_size: Type.Optional(PageSize),
   after: Type.Optional(

@@ -8,6 +8,7 @@ export const webhookEventTypes = [
   'opportunity.submitted', 'opportunity.reviewed', 'memory.added', 'memory.updated', 'memory.forgotten', 'project.updated',
   'opportunity.merged', 'opportunity.unmerged',
   'comment.created', 'comment.edited', 'comment.deleted',
+  'opportunity.tagged', 'opportunity.assigned', 'tag.renamed', 'tag.deleted',
 ] as const
 export type WebhookEventType = (typeof webhookEventTypes)[number]
 

@@ -2,6 +2,7 @@ import { Type } from '@sinclair/typebox'
 import { defineOperation } from '../core/operations.ts'
 import { localDate } from '../core/time.ts'
 import { OpportunityFilters, type Opportunity } from '../schemas/opportunities.ts'
+import { listingWho } from './triage-args.ts'
 
 const { page: _page, page_size: _pageSize, after: _after, ...filters } = OpportunityFilters
 
@@ -15,7 +16,7 @@ export default defineOperation({
   name: 'export_opportunities',
   title: 'Export growth opportunities',
   description:
-    'Every growth opportunity of a project matching `type`, `date`, `evaluation`, `status` and `q` (as list_opportunities ' +
+    'Every growth opportunity of a project matching `type`, `date`, `evaluation`, `status`, `q`, `tag` and `assignee` (as list_opportunities ' +
     'filters them), newest first, without pages: the CSV export of the listing. Needs review access (reviewer or owner).',
   scope: 'project',
   role: 'reviewer',
@@ -48,6 +49,7 @@ export default defineOperation({
         evaluation: args.evaluation ?? 'all',
         receivedOn: args.date === 'today' ? { day: localDate(ctx.now(), timeZone), timeZone } : undefined,
         q: args.q,
+        ...listingWho(args, ctx),
       }),
     }
   },

@@ -50,6 +50,11 @@ import listComments from './list-comments.ts'
 import addComment from './add-comment.ts'
 import editComment from './edit-comment.ts'
 import deleteComment from './delete-comment.ts'
+import tagOpportunity from './tag-opportunity.ts'
+import listTags from './list-tags.ts'
+import renameTag from './rename-tag.ts'
+import deleteTag from './delete-tag.ts'
+import assignOpportunity from './assign-opportunity.ts'
 
 export const operations: Operation[] = [
   discoverTools,
@@ -102,6 +107,11 @@ export const operations: Operation[] = [
   addComment,
   editComment,
   deleteComment,
+  tagOpportunity,
+  listTags,
+  renameTag,
+  deleteTag,
+  assignOpportunity,
 ]
 
 const builtinTools: ToolPlugin = async (app) => {

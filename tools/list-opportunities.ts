@@ -4,6 +4,7 @@ import { appError } from '../core/errors.ts'
 import { OpportunityFilters, OpportunityPage } from '../schemas/opportunities.ts'
 import { localDate } from '../core/time.ts'
 import type { ListKey } from '../db/repositories/opportunities.ts'
+import { listingWho } from './triage-args.ts'
 
 /**
  * The cursor is opaque to clients: the place (received_at to the microsecond, event_id) of the
@@ -32,7 +33,7 @@ export default defineOperation({
   name: 'list_opportunities',
   title: 'List growth opportunities',
   description:
-    'Growth opportunities of a project, newest first, with their review state; filter by `type`, `date`, ' +
+    'Growth opportunities of a project, newest first, with their review state; filter by `type`, `date`, `tag`, `assignee`, ' +
     '`evaluation`, `status` and text `q`, page with `page`/`page_size` or `after` = `next_cursor`. Needs review ' +
     'access.',
   scope: 'project',
@@ -72,6 +73,7 @@ export default defineOperation({
       evaluation: args.evaluation ?? 'all',
       receivedOn: args.date === 'today' ? { day: localDate(ctx.now(), timeZone), timeZone } : undefined,
       q: args.q,
+      ...listingWho(args, ctx),
       page,
       pageSize,
       after: cursor?.key,

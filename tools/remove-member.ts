@@ -13,7 +13,7 @@ export default defineOperation({
   description:
     'Team members: with `from_project`, end the membership of the member with this `email` in that project only (you ' +
     'own it; a project keeps an owner). Without it, remove them from the whole workspace: their console sessions end and their ' +
-    'keys and OAuth grants stop working at once; their past work keeps its author. Needs the owner role in every ' +
+    'keys and OAuth grants stop working at once; their past work keeps its author. Either way their assignments there end. Needs the owner role in every ' +
     'project they belong to, or workspace ownership; you cannot remove yourself. An invitation can bring them back.',
   toolset: 'admin',
   scope: 'workspace',
@@ -51,7 +51,7 @@ export default defineOperation({
       const project = await ownedProject(ctx, args.from_project)
       const member = await ctx.repos.members.find(workspaceId, email)
       if (!member) throw appError('NotFound', `No member of this workspace has the email ${email}.`)
-      const result = await ctx.repos.members.removeFromProject({ userId: member.id, projectId: project.id })
+      const result = await ctx.repos.members.removeFromProject({ userId: member.id, projectId: project.id, actorUserId: ctx.principal.userId, now: ctx.now() })
       if (!result.ok && result.reason === 'not_member') throw appError('NotFound', `${email} is not a member of project '${project.slug}'.`)
       if (!result.ok) throw appError('Conflict', `${email} is the last owner of project '${project.slug}': make someone else owner first.`)
       return { email, removed_from: 'project' as const, project: project.slug, sessions_ended: 0, keys_revoked: 0, oauth_grants_revoked: 0 }
@@ -64,7 +64,7 @@ export default defineOperation({
     if (!workspaceOwner && !(await ownsAll(ctx, member.projects.map((p) => p.id)))) {
       throw appError('Forbidden', `Removing ${email} from the workspace needs the owner role in every project they belong to (${member.projects.map((p) => p.slug).join(', ')}), or workspace ownership.`)
     }
-    const result = await ctx.repos.members.removeFromWorkspace({ workspaceId, userId: member.id, now: ctx.now() })
+    const result = await ctx.repos.members.removeFromWorkspace({ workspaceId, userId: member.id, now: ctx.now(), actorUserId: ctx.principal.userId })
     if (!result.ok && result.reason === 'not_member') throw appError('NotFound', `No member of this workspace has the email ${email}.`)
     if (!result.ok) throw appError('Conflict', `${email} is the last owner of ${result.projects}: make someone else owner there first.`)
     return { email, removed_from: 'workspace' as const, project: null, sessions_ended: result.sessionsEnded, keys_revoked: result.keysRevoked, oauth_grants_revoked: result.grantsRevoked }

@@ -17,6 +17,8 @@ import { createWorkspacesRepository } from './workspaces.ts'
 import { createWebhooksRepository } from './webhooks.ts'
 import { createPasswordsRepository } from './passwords.ts'
 import { createCommentsRepository } from './comments.ts'
+import { createTagsRepository } from './tags.ts'
+import { createAssigneesRepository } from './assignees.ts'
 import { noSealer, type Sealer } from '../secret-box.ts'
 
 /** `cache` keeps credentials, roles and settings while it hears of every change (db/settings-cache.ts);
@@ -40,6 +42,8 @@ export function createRepositories(db: Queryable, cache: SettingsCache = new Set
     webhooks: createWebhooksRepository(db, box),
     passwords: createPasswordsRepository(db),
     comments: createCommentsRepository(db),
+    tags: createTagsRepository(db),
+    assignees: createAssigneesRepository(db),
   }
 }
 

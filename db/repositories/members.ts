@@ -9,6 +9,7 @@ import { isUniqueViolation, type Queryable } from '../client.ts'
 import { apiKeys, invitationProjects, invitations, memberships, oauthGrants, passwordResets, projects, sessions, users, workspaces } from '../schema.ts'
 import { newId } from '../ids.ts'
 import { SettingsCache } from '../settings-cache.ts'
+import { clearAssignments } from './assignees.ts'
 import type { Role } from '../../schemas/atoms.ts'
 
 export interface InvitedProject {
@@ -296,15 +297,19 @@ export function createMembersRepository(db: Queryable, cache = new SettingsCache
       }
     },
 
-    /** Ends the member's membership of one project, unless they are its last owner; false when they had none. */
-    async removeFromProject(input: { userId: string; projectId: string }) {
+    /**
+     * Ends the member's membership of one project, unless they are its last owner; false when they
+     * had none. Their assignments there end in the same transaction (by `actorUserId`, at `now`).
+     */
+    async removeFromProject(input: { userId: string; projectId: string; actorUserId?: string | null; now?: Date }) {
       try {
         return await cache.changes(db.transaction(async (tx) => {
           await lockProjects(tx, [input.projectId])
           const gone = await tx.delete(memberships).where(and(eq(memberships.userId, input.userId), eq(memberships.projectId, input.projectId))).returning({ role: memberships.role })
           if (gone.length === 0) return { ok: false as const, reason: 'not_member' as const }
           if ((await ownerless(tx, [input.projectId])).length > 0) throw new Refusal('last_owner')
-          return { ok: true as const, previous: gone[0]!.role }
+          const unassigned = await clearAssignments(tx, { userId: input.userId, projectIds: [input.projectId], actorUserId: input.actorUserId ?? null, now: input.now ?? new Date() })
+          return { ok: true as const, previous: gone[0]!.role, unassigned }
         }))
       } catch (err) {
         if (err instanceof Refusal) return { ok: false as const, reason: 'last_owner' as const }
@@ -316,10 +321,11 @@ export function createMembersRepository(db: Queryable, cache = new SettingsCache
      * Removes the user from the workspace, all in one transaction: they are marked removed, lose
      * every membership, their keys are revoked, their OAuth grants (and the tokens issued under
      * them) withdrawn, their console sessions ended and their open password-reset links spent.
-     * Every instance drops what it kept of them at the commit (the triggers of migration 0008).
+     * Every instance drops what it kept of them at the commit (the triggers of migration 0008). Their
+     * assignments in those projects end too (by `actorUserId`).
      * Refused when a project would be left without an owner (`last_owner`, naming them).
      */
-    async removeFromWorkspace(input: { workspaceId: string; userId: string; now: Date }) {
+    async removeFromWorkspace(input: { workspaceId: string; userId: string; now: Date; actorUserId?: string | null }) {
       try {
         return await cache.changes(db.transaction(async (tx) => {
           const theirs = await tx.select({ projectId: memberships.projectId }).from(memberships).where(eq(memberships.userId, input.userId))
@@ -334,11 +340,13 @@ export function createMembersRepository(db: Queryable, cache = new SettingsCache
           const memberRows = await tx.delete(memberships).where(eq(memberships.userId, input.userId)).returning({ projectId: memberships.projectId })
           const left = await ownerless(tx, memberRows.map((m) => m.projectId))
           if (left.length > 0) throw new Refusal('last_owner', left.map((p) => p.slug).join(', '))
+          // Their assignments end with their memberships.
+          const unassigned = await clearAssignments(tx, { userId: input.userId, projectIds: memberRows.map((m) => m.projectId), actorUserId: input.actorUserId ?? null, now: input.now })
           const keys = await tx.update(apiKeys).set({ revokedAt: input.now }).where(and(eq(apiKeys.userId, input.userId), isNull(apiKeys.revokedAt))).returning({ id: apiKeys.id })
           const grants = await tx.update(oauthGrants).set({ revokedAt: input.now }).where(and(eq(oauthGrants.userId, input.userId), isNull(oauthGrants.revokedAt))).returning({ id: oauthGrants.id })
           const ended = await tx.delete(sessions).where(eq(sessions.userId, input.userId)).returning({ sid: sessions.sid })
           await tx.update(passwordResets).set({ usedAt: input.now }).where(and(eq(passwordResets.userId, input.userId), isNull(passwordResets.usedAt)))
-          return { ok: true as const, projects: memberRows.length, keysRevoked: keys.length, grantsRevoked: grants.length, sessionsEnded: ended.length }
+          return { ok: true as const, projects: memberRows.length, unassigned, keysRevoked: keys.length, grantsRevoked: grants.length, sessionsEnded: ended.length }
         }))
       } catch (err) {
         if (err instanceof Refusal) return { ok: false as const, reason: err.reason as 'not_member' | 'last_owner', projects: err.detail }

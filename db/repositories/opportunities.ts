@@ -1,12 +1,16 @@
 import { and, asc, desc, eq, getTableColumns, gt, inArray, isNull, or, sql, type SQL } from '../orm.ts'
 import { preparedRows, type Queryable } from '../client.ts'
-import { opportunities, opportunityCounts, reviewHistory, users } from '../schema.ts'
+import { opportunities, opportunityCounts, opportunityTags, reviewHistory, users } from '../schema.ts'
 import { newId } from '../ids.ts'
 import { enqueueWebhooks } from './webhooks.ts'
 import type { Evaluation, Opportunity, Status } from '../../schemas/opportunities.ts'
 
-/** The names of an opportunity's tags, in name order (any case): a subquery on the row at hand. */
-const tagNames = sql<string[]>`coalesce((select array_agg(t.name order by lower(t.name), t.name) from opportunity_tags ot join tags t on t.id = ot.tag_id where ot.opportunity_id = ${opportunities.id}), '{}')`
+/**
+ * The names of an opportunity's tags, in name order (any case): a subquery on the row at hand.
+ * The row's id is spelled out: drizzle writes a column of the select's own table unqualified,
+ * and inside this subquery a bare "id" is tags.id (so every opportunity had no tags).
+ */
+const tagNames = sql<string[]>`coalesce((select array_agg(t.name order by lower(t.name), t.name) from opportunity_tags ot join tags t on t.id = ot.tag_id where ot.opportunity_id = "opportunities"."id"), '{}')`
 /** The email of an opportunity's assignee: a subquery on the row at hand. */
 const assigneeEmail = sql<string | null>`(select u.email from users u where u.id = ${opportunities.assigneeUserId})`
 
@@ -118,6 +122,10 @@ export interface ListFilters {
   receivedOn?: { day: string; timeZone: string }
   /** Only those whose texts (key_information, reason, suggested_action, contribution_type) contain this, any case. */
   q?: string
+  /** Only those carrying the tag of this name (any case); a name no tag has: none. */
+  tag?: string
+  /** Only those given to this user (a user id or an email; one no user has: none), or (null) to no one. */
+  assignee?: string | null
   page: number
   pageSize: number
   /** Only those after this key in listing order (the cursor); `page` is then not used. */
@@ -167,6 +175,8 @@ function listValues(projectId: string, f: ListFilters) {
     afterAt: f.after?.at ?? null,
     afterId: f.after?.id ?? null,
     q: f.q !== undefined ? `%${likeEscape(f.q)}%` : null,
+    tag: f.tag ?? null,
+    assignee: f.assignee ?? null,
   }
 }
 
@@ -217,17 +227,46 @@ function listConditions(f: ListFilters) {
       sql`(${opportunities.keyInformation} ilike ${pattern} or ${opportunities.reason} ilike ${pattern} or ${opportunities.suggestedAction} ilike ${pattern} or ${opportunities.contributionType} ilike ${pattern})`
     )
   }
+  if (f.assignee === null) where.push(isNull(opportunities.assigneeUserId))
+  else if (f.assignee !== undefined) {
+    // An id or an email (emails are stored in lower case, one account each): an index range of
+    // opportunities_assignee_idx, in listing order.
+    where.push(sql`${opportunities.assigneeUserId} = (select u.id from users u where u.id = ${p('assignee')}::text or u.email = lower(${p('assignee')}::text))`)
+  }
   // One day of submissions: counting the index range is cheap. All dates: the trigger-maintained
   // totals, exact without counting rows.
   const counted: (SQL | undefined)[] = [eq(opportunityCounts.projectId, p('projectId'))]
   if (f.type !== 'all') counted.push(eq(opportunityCounts.contributionType, p('type')))
   if (f.status !== 'all') counted.push(eq(opportunityCounts.status, p('status')))
   if (f.evaluation !== 'all') counted.push(eq(opportunityCounts.evaluation, p('evaluation')))
-  // A search or one day: counting the matching rows. All dates, no search: the counters.
-  const total = f.receivedOn || f.q !== undefined
-    ? sql<number>`(select count(*)::int from ${opportunities} where ${and(...where)})`
-    : sql<number>`(select coalesce(sum(${opportunityCounts.n}), 0)::int from ${opportunityCounts} where ${and(...counted)})`
+  // A search, one day, a tag or an assignee: counting the matching rows (the counters know none
+  // of them). All dates, no search: the counters.
+  const total = f.tag !== undefined
+    ? sql<number>`(select count(*)::int from ${opportunityTags} join ${opportunities} on ${opportunities.id} = ${opportunityTags.opportunityId} where ${opportunityTags.tagId} = ${tagId} and ${and(...where)})`
+    : f.receivedOn || f.q !== undefined || f.assignee !== undefined
+      ? sql<number>`(select count(*)::int from ${opportunities} where ${and(...where)})`
+      : sql<number>`(select coalesce(sum(${opportunityCounts.n}), 0)::int from ${opportunityCounts} where ${and(...counted)})`
   return { where, total }
+}
+
+/** The id of the project's tag named by the `tag` placeholder (any case), or null: one lookup in tags_project_name_key. */
+const tagId = sql`(select t.id from tags t where t.project_id = ${p('projectId')}::text and lower(t.name) = lower(${p('tag')}::text))`
+
+/**
+ * Where a listing reads its rows, and the listing's key (received_at, id). With a tag, from that
+ * tag's rows of opportunity_tags joined to their opportunities: opportunity_tags_listing_idx
+ * (tag_id, received_at desc, opportunity_id) is then the listing order itself, and a page (or a
+ * cursor's index range) reads only that tag's rows, however many the project has. Without, from
+ * opportunities and their (project_id, received_at desc, id) indexes.
+ */
+function listSource<T extends { from(t: typeof opportunities | typeof opportunityTags): any }>(select: T, f: { tag?: string }) {
+  if (f.tag === undefined) return { query: select.from(opportunities), at: opportunities.receivedAt, id: opportunities.id, where: [] as SQL[] }
+  return {
+    query: select.from(opportunityTags).innerJoin(opportunities, eq(opportunities.id, opportunityTags.opportunityId)),
+    at: opportunityTags.receivedAt,
+    id: opportunityTags.opportunityId,
+    where: [sql`${opportunityTags.tagId} = ${tagId}`],
+  }
 }
 
 /** Only the total of the listing for the filters set in `f`. */
@@ -236,20 +275,20 @@ function buildTotal(db: Queryable, f: ListFilters, name: string) {
 }
 
 /** Only the rows after the key (afterAt, afterId) in listing order: an index range from the key on. */
-function afterKey(): SQL[] {
+function afterKey(at: typeof opportunities.receivedAt | typeof opportunityTags.receivedAt = opportunities.receivedAt, id: typeof opportunities.id | typeof opportunityTags.opportunityId = opportunities.id): SQL[] {
   const key = sql`${p('afterAt')}::timestamptz`
-  return [sql`${opportunities.receivedAt} <= ${key}`, sql`(${opportunities.receivedAt} < ${key} or ${opportunities.id} > ${p('afterId')}::text)`]
+  return [sql`${at} <= ${key}`, sql`(${at} < ${key} or ${id} > ${p('afterId')}::text)`]
 }
 
 /** The listing's page for the filters set in `f`, read `way`, each row with the total. */
 function buildList(db: Queryable, f: ListFilters, way: Exclude<ListWay, 'total'>, name: string) {
   const { where, total } = listConditions(f)
-  if (way === 'after') where.push(...afterKey())
-  const query = db
-    .select({ ...listedFields, total })
-    .from(opportunities)
+  const source = listSource(db.select({ ...listedFields, total }), f)
+  where.unshift(...source.where)
+  if (way === 'after') where.push(...afterKey(source.at, source.id))
+  const query = source.query
     .where(and(...where))
-    .orderBy(...(way === 'backward' ? [asc(opportunities.receivedAt), desc(opportunities.id)] : [desc(opportunities.receivedAt), asc(opportunities.id)]))
+    .orderBy(...(way === 'backward' ? [asc(source.at), desc(source.id)] : [desc(source.at), asc(source.id)]))
     .limit(p('limit'))
   return preparedRows(db, way === 'forward' || way === 'backward' ? query.offset(p('offset')) : query, name, listed)
 }
@@ -260,12 +299,12 @@ export type WalkFilters = Omit<ListFilters, 'page' | 'pageSize' | 'after'>
 /** A batch of the walk for the filters set in `f`: the first, or the one after a key; no total. */
 function buildWalk(db: Queryable, f: WalkFilters, after: boolean, name: string) {
   const { where } = listConditions({ ...f, page: 1, pageSize: 1 })
-  if (after) where.push(...afterKey())
-  const query = db
-    .select(listedFields)
-    .from(opportunities)
+  const source = listSource(db.select(listedFields), f)
+  where.unshift(...source.where)
+  if (after) where.push(...afterKey(source.at, source.id))
+  const query = source.query
     .where(and(...where))
-    .orderBy(desc(opportunities.receivedAt), asc(opportunities.id))
+    .orderBy(desc(source.at), asc(source.id))
     .limit(p('limit'))
   return preparedRows(db, query, name, listed)
 }
@@ -274,10 +313,11 @@ export function createOpportunitiesRepository(db: Queryable) {
   /**
    * The listing's statements, one per shape (which filters are set, and which way it reads),
    * built on first use with placeholders and prepared: a call neither writes SQL nor has
-   * PostgreSQL parse it again. At most 32 filter shapes × 5 ways.
+   * PostgreSQL parse it again. At most 32 × 2 × 3 filter shapes × 5 ways.
    */
   const shape = (f: ListFilters) =>
-    `${f.type !== 'all' ? 't' : ''}${f.status !== 'all' ? 's' : ''}${f.evaluation !== 'all' ? 'e' : ''}${f.receivedOn ? 'd' : ''}${f.q !== undefined ? 'q' : ''}`
+    `${f.type !== 'all' ? 't' : ''}${f.status !== 'all' ? 's' : ''}${f.evaluation !== 'all' ? 'e' : ''}${f.receivedOn ? 'd' : ''}${f.q !== undefined ? 'q' : ''}` +
+    `${f.tag !== undefined ? 'g' : ''}${f.assignee === null ? 'n' : f.assignee !== undefined ? 'a' : ''}`
   const pages = new Map<string, ReturnType<typeof buildList>>()
   const totals = new Map<string, ReturnType<typeof buildTotal>>()
   function listStatement(f: ListFilters, way: Exclude<ListWay, 'total'>) {

@@ -73,6 +73,8 @@ export class World {
     // unique in the deployment: each workspace's member has its own address) — except in an
     // invitation, which names someone who is not a member yet.
     if (typeof out.email === 'string' && /^[^@\s]+@[^@\s]+$/.test(out.email) && op.name !== 'invite_member') out.email = await this.member(out.email)
+    // An assignee named by email is such a member too.
+    if (typeof out.assignee === 'string' && /^[^@\s]+@[^@\s]+$/.test(out.assignee)) out.assignee = await this.member(out.assignee)
     if (typeof out.url === 'string' && out.url.startsWith('https://')) {
       const url = new URL(out.url)
       out.url = `http://${url.username ? `${url.username}:${url.password}@` : ''}127.0.0.1:9${url.pathname}${url.search}`

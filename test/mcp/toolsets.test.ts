@@ -57,6 +57,9 @@ t.test('the default tools/list is the default toolset and fits, for a service ke
 t.test('?toolsets= lists more; an unknown toolset is a 400 naming the toolsets', async (t) => {
   const admin = await list(ws.keys.service, '2025-11-25', '?toolsets=admin')
   t.strictSame(admin.tools.map((x) => x.name), app.registry.contracts([], ['default', 'admin']).map((c) => c.name), 'default and admin')
+  const triage = await list(ws.keys.service, '2025-11-25', '?toolsets=triage')
+  t.strictSame(triage.tools.map((x) => x.name), app.registry.contracts([], ['default', 'triage']).map((c) => c.name), 'default and triage')
+  for (const name of ['tag_opportunity', 'list_tags', 'rename_tag', 'delete_tag', 'assign_opportunity']) t.ok(triage.tools.some((x) => x.name === name) && !defaultNames.includes(name), `${name}: in triage, not in default`)
   const all = await list(ws.keys.service, '2026-07-28', '?toolsets=all')
   t.strictSame(all.tools.map((x) => x.name), allNames, 'all: every tool')
   const bad = await list(ws.keys.service, '2025-11-25', '?toolsets=admn')
@@ -65,8 +68,7 @@ t.test('?toolsets= lists more; an unknown toolset is a 400 naming the toolsets',
   const rest = await app.inject({ method: 'GET', url: '/v1/tools', headers: bearer(ws.keys.service) })
   t.strictSame(rest.json().tools.map((x: { name: string }) => x.name), allNames, 'GET /v1/tools lists every toolset by default')
   t.ok(rest.json().tools.every((x: { toolset: string }) => ['default', 'triage', 'admin'].includes(x.toolset)), 'each with its toolset')
-  const triage = await list(ws.keys.service, '2026-07-28', '?toolsets=triage')
-  for (const name of ['get_opportunity', 'get_review_history', 'merge_opportunities', 'unmerge_opportunity', 'list_merged_opportunities']) {
+  for (const name of ['get_opportunity', 'get_review_history', 'merge_opportunities', 'unmerge_opportunity', 'list_merged_opportunities', 'tag_opportunity', 'list_tags', 'rename_tag', 'delete_tag', 'assign_opportunity']) {
     t.ok(triage.tools.some((x) => x.name === name), `${name}: listed with ?toolsets=triage`)
     t.notOk(defaultNames.includes(name), `${name}: not in the default toolset`)
   }

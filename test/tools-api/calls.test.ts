@@ -165,7 +165,7 @@ t.test('tool calls over REST', async (t) => {
   /** The exact details of each kind of refusal: [tool, what, arguments, details]. */
   const refusals: [string, string, Record<string, unknown>, Detail[]][] = [
     ['create_webhook', 'missing', { project, url: 'https://example.com/h' }, [{ path: 'events', message: 'is required' }]],
-    ['create_webhook', 'not in the enum, in a list', { project, url: 'https://example.com/h', events: ['opportunity.deleted'] }, [{ path: 'events[0]', message: 'must be one of "opportunity.submitted", "opportunity.reviewed", "memory.added", "memory.updated", "memory.forgotten", "project.updated", "opportunity.merged", "opportunity.unmerged", "comment.created", "comment.edited", "comment.deleted"' }]],
+    ['create_webhook', 'not in the enum, in a list', { project, url: 'https://example.com/h', events: ['opportunity.deleted'] }, [{ path: 'events[0]', message: 'must be one of "opportunity.submitted", "opportunity.reviewed", "memory.added", "memory.updated", "memory.forgotten", "project.updated", "opportunity.merged", "opportunity.unmerged", "comment.created", "comment.edited", "comment.deleted", "opportunity.tagged", "opportunity.assigned", "tag.renamed", "tag.deleted"' }]],
     ['create_webhook', 'an empty list', { project, url: 'https://example.com/h', events: [] }, [{ path: 'events', message: 'must NOT have fewer than 1 items' }]],
     ['create_webhook', 'not https', { project, url: 'http://example.com/h', events: ['memory.added'] }, [{ path: 'url', message: 'must use https://' }]],
     ['create_webhook', 'not a URL', { project, url: 'example.com', events: ['memory.added'] }, [{ path: 'url', message: 'must be an absolute https:// URL' }]],
