@@ -10,6 +10,7 @@ import getOverview from '../tools/get-overview.ts'
 import getDailyOps from '../tools/get-daily-ops.ts'
 import getDailyEventSummary from '../tools/get-daily-event-summary.ts'
 import getEventStream from '../tools/get-event-stream.ts'
+import findSimilarOpportunities from '../tools/find-similar-opportunities.ts'
 import { dailyEventSummaryCsv, dailyOpsCsv, opportunitiesCsv } from './exports.ts'
 
 const project = 'project_id'
@@ -19,6 +20,9 @@ const routes: OperationRoute[] = [
   { method: 'GET', url: '/projects/:project_id/opportunities/:event_id', op: getOpportunity, project, etag: true },
   { method: 'PATCH', url: '/projects/:project_id/opportunities/:event_id/review', op: reviewOpportunity, project, ifMatch: 'if_version' },
   { method: 'GET', url: '/projects/:project_id/opportunities/:event_id/history', op: getReviewHistory, project },
+  // Similar ones: to an opportunity (GET) or to a text (POST, as the text can be long).
+  { method: 'GET', url: '/projects/:project_id/opportunities/:event_id/similar', op: findSimilarOpportunities, project },
+  { method: 'POST', url: '/projects/:project_id/opportunities/similar', op: findSimilarOpportunities, project },
   { method: 'GET', url: '/projects/:project_id/overview', op: getOverview, project },
   { method: 'GET', url: '/projects/:project_id/daily-ops', op: getDailyOps, project, csv: dailyOpsCsv },
   { method: 'GET', url: '/projects/:project_id/daily-event-summary', op: getDailyEventSummary, project, csv: dailyEventSummaryCsv },

@@ -43,6 +43,7 @@ import inviteMember from './invite-member.ts'
 import updateMember from './update-member.ts'
 import removeMember from './remove-member.ts'
 import cancelInvitation from './cancel-invitation.ts'
+import findSimilarOpportunities from './find-similar-opportunities.ts'
 
 export const operations: Operation[] = [
   discoverTools,
@@ -87,6 +88,7 @@ export const operations: Operation[] = [
   updateMember,
   removeMember,
   cancelInvitation,
+  findSimilarOpportunities,
 ]
 
 const builtinTools: ToolPlugin = async (app) => {
