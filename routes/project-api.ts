@@ -20,8 +20,7 @@ const routes: OperationRoute[] = [
   { method: 'GET', url: '/projects/:project_id/opportunities/:event_id', op: getOpportunity, project, etag: true },
   { method: 'PATCH', url: '/projects/:project_id/opportunities/:event_id/review', op: reviewOpportunity, project, ifMatch: 'if_version' },
   { method: 'GET', url: '/projects/:project_id/opportunities/:event_id/history', op: getReviewHistory, project },
-  // Similar ones: to an opportunity (GET) or to a text (POST, as the text can be long).
-  { method: 'GET', url: '/projects/:project_id/opportunities/:event_id/similar', op: findSimilarOpportunities, project },
+  // Similar ones to a text or an opportunity (a POST: the text can be 10,000 characters; one route, one operationId).
   { method: 'POST', url: '/projects/:project_id/opportunities/similar', op: findSimilarOpportunities, project },
   { method: 'GET', url: '/projects/:project_id/overview', op: getOverview, project },
   { method: 'GET', url: '/projects/:project_id/daily-ops', op: getDailyOps, project, csv: dailyOpsCsv },
