@@ -22,6 +22,7 @@ import assignOpportunity from '../tools/assign-opportunity.ts'
 import listTags from '../tools/list-tags.ts'
 import renameTag from '../tools/rename-tag.ts'
 import deleteTag from '../tools/delete-tag.ts'
+import findSimilarOpportunities from '../tools/find-similar-opportunities.ts'
 import { dailyEventSummaryCsv, dailyOpsCsv, opportunitiesCsv } from './exports.ts'
 
 const project = 'project_id'
@@ -34,6 +35,8 @@ const routes: OperationRoute[] = [
   { method: 'POST', url: '/projects/:project_id/opportunities/:event_id/merge', op: mergeOpportunities, project, ifMatch: 'if_version' },
   { method: 'POST', url: '/projects/:project_id/opportunities/:event_id/unmerge', op: unmergeOpportunity, project },
   { method: 'GET', url: '/projects/:project_id/opportunities/:event_id/merged', op: listMergedOpportunities, project },
+  // Similar ones to a text or an opportunity (a POST: the text can be 10,000 characters; one route, one operationId).
+  { method: 'POST', url: '/projects/:project_id/opportunities/similar', op: findSimilarOpportunities, project },
   { method: 'GET', url: '/projects/:project_id/overview', op: getOverview, project },
   { method: 'GET', url: '/projects/:project_id/daily-ops', op: getDailyOps, project, csv: dailyOpsCsv },
   { method: 'GET', url: '/projects/:project_id/daily-event-summary', op: getDailyEventSummary, project, csv: dailyEventSummaryCsv },

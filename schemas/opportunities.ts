@@ -159,4 +159,15 @@ export const SubmissionFields = {
   ),
 }
 
-export const SubmissionResult = Type.Composite([Opportunity, Type.Object({ created: Type.Boolean({ description: 'false when external_id matched an existing opportunity' }) })])
+/** An opportunity like another (its key_information, by pg_trgm similarity): a submission answers up to 5. */
+export const SimilarOpportunity = Type.Object({
+  event_id: Type.String(),
+  score: Type.Number({ minimum: 0, maximum: 1 }),
+  key_information: Type.String(),
+})
+export type SimilarOpportunity = Static<typeof SimilarOpportunity>
+
+export const SubmissionResult = Type.Composite([Opportunity, Type.Object({
+  created: Type.Boolean({ description: 'false when external_id matched an existing opportunity' }),
+  similar: Type.Array(SimilarOpportunity, { maxItems: 5, description: 'Possible duplicates, best first.' }),
+})])

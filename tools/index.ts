@@ -55,6 +55,7 @@ import listTags from './list-tags.ts'
 import renameTag from './rename-tag.ts'
 import deleteTag from './delete-tag.ts'
 import assignOpportunity from './assign-opportunity.ts'
+import findSimilarOpportunities from './find-similar-opportunities.ts'
 
 export const operations: Operation[] = [
   discoverTools,
@@ -112,6 +113,7 @@ export const operations: Operation[] = [
   renameTag,
   deleteTag,
   assignOpportunity,
+  findSimilarOpportunities,
 ]
 
 const builtinTools: ToolPlugin = async (app) => {

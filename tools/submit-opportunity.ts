@@ -55,7 +55,7 @@ export default defineOperation({
     ],
   },
   async handler(args, ctx) {
-    const { opportunity, created } = await ctx.repos.opportunities.submit({
+    const { opportunity, created, similar } = await ctx.repos.opportunities.submit({
       projectId: ctx.project.id,
       submittedBy: ctx.principal.userId,
       contributionType: args.contribution_type,
@@ -66,6 +66,6 @@ export default defineOperation({
       externalId: args.external_id,
       receivedAt: ctx.now(),
     })
-    return { ...opportunity, created }
+    return { ...opportunity, created, similar }
   },
 })

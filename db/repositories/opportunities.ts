@@ -1,9 +1,9 @@
-import { and, asc, desc, eq, getTableColumns, gt, inArray, isNull, or, sql, type SQL } from '../orm.ts'
+import { and, asc, desc, eq, getTableColumns, gt, inArray, isNull, ne, or, sql, type SQL } from '../orm.ts'
 import { preparedRows, type Queryable } from '../client.ts'
 import { opportunities, opportunityCounts, opportunityTags, reviewHistory, users } from '../schema.ts'
 import { newId } from '../ids.ts'
 import { enqueueWebhooks } from './webhooks.ts'
-import type { Evaluation, Opportunity, Status } from '../../schemas/opportunities.ts'
+import type { Evaluation, Opportunity, SimilarOpportunity, Status } from '../../schemas/opportunities.ts'
 
 /**
  * The names of an opportunity's tags, in name order (any case): a subquery on the row at hand.
@@ -309,6 +309,55 @@ function buildWalk(db: Queryable, f: WalkFilters, after: boolean, name: string) 
   return preparedRows(db, query, name, listed)
 }
 
+/**
+ * Similarity of opportunities (issue 28): pg_trgm's `similarity` of key_information, found through
+ * its trigram GIN index (`%`, whose threshold is `pg_trgm.similarity_threshold`, set LOCAL to the
+ * minimum score). Chosen over full-text ranking by bench/similarity.ts (docs/design.md).
+ */
+export const SIMILAR = {
+  /** The score below which an opportunity is not similar (pg_trgm's own default threshold). */
+  minScore: 0.3,
+  /** How many a submission answers. */
+  atSubmit: 5,
+  /**
+   * How much of a text is compared: its first 1,000 characters. Each trigram of the text is a
+   * posting list the index reads; a 10,000-character text has thousands (bench/submit-similar.ts).
+   */
+  chars: 1000,
+  /** false: submit skips the similarity query (bench/submit-similar.ts measures submit both ways). */
+  atSubmitEnabled: true,
+}
+
+export interface SimilarQuery {
+  text: string
+  limit: number
+  minScore: number
+  /** An opportunity never similar to itself: the one whose text it is. */
+  exclude?: string
+}
+
+/**
+ * The opportunities of the project not merged into another whose key_information is most like
+ * `text`, best first (score, then id), each with its score rounded to 3 decimals. Runs in `tx`,
+ * which must be a transaction (the threshold is set LOCAL to it).
+ */
+async function similarIn(tx: Queryable, projectId: string, q: SimilarQuery): Promise<SimilarOpportunity[]> {
+  const text = q.text.slice(0, SIMILAR.chars)
+  await tx.execute(sql`select set_config('pg_trgm.similarity_threshold', ${String(q.minScore)}, true)`)
+  const score = sql`similarity(${opportunities.keyInformation}, ${text}::text)`
+  return tx
+    .select({ event_id: opportunities.id, score: sql<number>`round(${score}::numeric, 3)::float8`, key_information: opportunities.keyInformation })
+    .from(opportunities)
+    .where(and(
+      eq(opportunities.projectId, projectId),
+      isNull(opportunities.mergedInto),
+      q.exclude !== undefined ? ne(opportunities.id, q.exclude) : undefined,
+      sql`${opportunities.keyInformation} % ${text}::text`
+    ))
+    .orderBy(sql`${score} desc`, asc(opportunities.id))
+    .limit(q.limit)
+}
+
 export function createOpportunitiesRepository(db: Queryable) {
   /**
    * The listing's statements, one per shape (which filters are set, and which way it reads),
@@ -351,23 +400,30 @@ export function createOpportunitiesRepository(db: Queryable) {
       sourceUrl?: string
       externalId?: string
       receivedAt: Date
-    }): Promise<{ opportunity: Opportunity; created: boolean }> {
-      // The opportunity and its opportunity.submitted messages, in one transaction.
-      const inserted = await db.transaction(async (tx) => {
+    }): Promise<{ opportunity: Opportunity; created: boolean; similar: SimilarOpportunity[] }> {
+      // The opportunity, its opportunity.submitted messages and the similar ones, in one
+      // transaction (on a replay: the existing one and those similar to it).
+      return db.transaction(async (tx) => {
         const [row] = await tx
           .insert(opportunities)
           .values({ id: newId('opp'), ...input })
           .onConflictDoNothing({ target: [opportunities.projectId, opportunities.externalId] })
           .returning(fullRow)
         if (row) await enqueueWebhooks(tx, input.projectId, 'opportunity.submitted', input.receivedAt, [toOpportunity(row)])
-        return row
+        const found = row ?? (await tx
+          .select(fullRow)
+          .from(opportunities)
+          .where(and(eq(opportunities.projectId, input.projectId), eq(opportunities.externalId, input.externalId!))))[0]!
+        const similar = SIMILAR.atSubmitEnabled
+          ? await similarIn(tx, input.projectId, { text: found.keyInformation, limit: SIMILAR.atSubmit, minScore: SIMILAR.minScore, exclude: found.id })
+          : []
+        return { opportunity: toOpportunity(found), created: Boolean(row), similar }
       })
-      if (inserted) return { opportunity: toOpportunity(inserted), created: true }
-      const [existing] = await db
-        .select(fullRow)
-        .from(opportunities)
-        .where(and(eq(opportunities.projectId, input.projectId), eq(opportunities.externalId, input.externalId!)))
-      return { opportunity: toOpportunity(existing!), created: false }
+    },
+
+    /** The opportunities most like `q.text` (see similarIn), in a transaction of their own. */
+    async similar(projectId: string, q: SimilarQuery): Promise<SimilarOpportunity[]> {
+      return db.transaction((tx) => similarIn(tx, projectId, q))
     },
 
     /**

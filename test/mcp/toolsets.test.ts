@@ -68,7 +68,7 @@ t.test('?toolsets= lists more; an unknown toolset is a 400 naming the toolsets',
   const rest = await app.inject({ method: 'GET', url: '/v1/tools', headers: bearer(ws.keys.service) })
   t.strictSame(rest.json().tools.map((x: { name: string }) => x.name), allNames, 'GET /v1/tools lists every toolset by default')
   t.ok(rest.json().tools.every((x: { toolset: string }) => ['default', 'triage', 'admin'].includes(x.toolset)), 'each with its toolset')
-  for (const name of ['get_opportunity', 'get_review_history', 'merge_opportunities', 'unmerge_opportunity', 'list_merged_opportunities', 'tag_opportunity', 'list_tags', 'rename_tag', 'delete_tag', 'assign_opportunity']) {
+  for (const name of ['get_opportunity', 'get_review_history', 'merge_opportunities', 'unmerge_opportunity', 'list_merged_opportunities', 'tag_opportunity', 'list_tags', 'rename_tag', 'delete_tag', 'assign_opportunity', 'find_similar_opportunities']) {
     t.ok(triage.tools.some((x) => x.name === name), `${name}: listed with ?toolsets=triage`)
     t.notOk(defaultNames.includes(name), `${name}: not in the default toolset`)
   }

@@ -1,0 +1,144 @@
+// npm run bench:submit [-- --rows 100000] [--calls 200] [--queries 10]
+//
+// What answering `similar` costs a submission (issue 28): a database with `--rows` opportunities
+// in one project (bench/load.ts's generated texts: 1,000 phrasings, each with its own thread
+// number, so every text has hundreds of near-twins), then `--calls` submissions with the
+// similarity query and as many without it (SIMILAR.atSubmitEnabled off), interleaved one by one,
+// over the tools REST route in this process (app.inject). Half the submitted texts are demo
+// texts with one word changed (few look alike), half are like the stored ones (hundreds do).
+// Prints p50/p95 of both and the ratio of p50s (goal ≤ 2), the load average, and side by side
+// on the same rows the two candidate queries alone: pg_trgm similarity through the trigram index
+// (the chosen one) and full-text ranking with OR-ed terms (bench/similarity.ts compares their
+// quality). Embedded PGlite (a temporary folder) by default; with DATABASE_URL, a fresh database
+// `growthdesk_bench_similar` on that PostgreSQL server, dropped afterwards.
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { parseArgs } from 'node:util'
+import postgres, { type Sql } from 'postgres'
+import { buildApp } from '../app.ts'
+import { loadConfig, type Database } from '../config.ts'
+import { bootstrap } from '../bin/admin.ts'
+import { DEMO_POOLS } from '../bin/demo-data.ts'
+import { SIMILAR } from '../db/repositories/opportunities.ts'
+import { localDate } from '../core/time.ts'
+import { loadOpportunities } from './load.ts'
+import { loadAverage } from './client-process.ts'
+
+const { values: args } = parseArgs({
+  options: { rows: { type: 'string', default: '100000' }, calls: { type: 'string', default: '200' }, queries: { type: 'string', default: '10' } },
+  strict: true,
+})
+const rows = Number(args.rows)
+const calls = Number(args.calls)
+/** How many texts the two queries alone are timed on (full-text ranking takes seconds each at 100k). */
+const queries = Number(args.queries)
+const url = process.env.DATABASE_URL
+const DB_NAME = 'growthdesk_bench_similar'
+
+let database: Database
+let tmpDir: string | undefined
+let admin: Sql | undefined
+if (url) {
+  admin = postgres(url, { max: 1, onnotice: () => {} })
+  await admin.unsafe(`drop database if exists ${DB_NAME} with (force)`)
+  await admin.unsafe(`create database ${DB_NAME}`)
+  const u = new URL(url)
+  u.pathname = `/${DB_NAME}`
+  database = { kind: 'postgres', url: u.toString() }
+} else {
+  tmpDir = fs.mkdtempSync(path.join(os.tmpdir(), 'growthdesk-bench-similar-'))
+  database = { kind: 'pglite', dataDir: tmpDir, sync: false }
+}
+
+const t0 = performance.now()
+const app = await buildApp({
+  config: { ...loadConfig({ HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'warn', RATE_LIMIT_MAX: '0', RATE_LIMIT_CONCURRENCY: '0' }), database, logLevel: 'warn' },
+  logger: false,
+})
+try {
+  const boot = await bootstrap(app, { workspace: 'growthdesk bench', email: 'bench@growthdesk.bench', project: 'Bench project' })
+  const now = new Date()
+  // bench/load.ts's loader speaks postgres.js; PGlite's client takes the same text and parameters.
+  const client = (app.db as unknown as { $client: { unsafe?: Sql['unsafe']; query?(text: string, params: unknown[]): Promise<unknown> } }).$client
+  const loader = { unsafe: (text: string, params: unknown[]) => (client.unsafe ? client.unsafe(text, params as never[]) : client.query!(text, params)) } as unknown as Sql
+  await loadOpportunities(loader, { projectId: boot.project.id, timeZone: 'UTC', submittedBy: boot.user.id, events: 0, users: 0, days: 90, opportunities: rows, now, today: localDate(now, 'UTC') }, 1, 20_000, () => {})
+  await loader.unsafe('analyze opportunities', [])
+  console.log(`${database.kind}: ${rows.toLocaleString('en')} opportunities loaded in ${((performance.now() - t0) / 1000).toFixed(1)} s (with the app's start)`)
+
+  const demo = Object.values(DEMO_POOLS).flat().map((l) => l.info)
+  const stored = ['A founder on Reddit asks for an easier way to track daily active users (thread 7, 12 upvotes).',
+    'A marketer on LinkedIn compares analytics tools for a small SaaS business.',
+    'A developer on GitHub Discussions wants an MCP server for their product metrics and dashboards.']
+  /** The i-th submitted text: a demo text with its longest word changed, or one like the stored ones. */
+  const textOf = (i: number) => {
+    if (i % 2) return `${stored[i % stored.length]} #${i}`
+    const words = demo[i % demo.length]!.split(' ')
+    const j = words.reduce((best, w, k) => (w.length > words[best]!.length ? k : best), 0)
+    words[j] = `changed${i}`
+    return words.join(' ')
+  }
+  const key = boot.keys.service
+  const submit = async (i: number) => {
+    const started = performance.now()
+    const res = await app.inject({
+      method: 'POST',
+      url: '/v1/tools/submit_opportunity',
+      headers: { authorization: `Bearer ${key}` },
+      payload: { project: boot.project.id, contribution_type: 'potential_user_opportunity', key_information: textOf(i), reason: 'Bench', suggested_action: 'Look' },
+    })
+    const ms = performance.now() - started
+    if (res.statusCode !== 200) throw new Error(`submit: ${res.statusCode} ${res.body}`)
+    return { ms, similar: (res.json().result.similar as unknown[]).length }
+  }
+  // Warm-up: statements prepared, caches filled.
+  for (let i = 0; i < 20; i++) await submit(i)
+  const withSimilar: number[] = []
+  const without: number[] = []
+  const found: number[] = []
+  for (let i = 0; i < calls; i++) {
+    SIMILAR.atSubmitEnabled = true
+    const a = await submit(1000 + 2 * i)
+    withSimilar.push(a.ms)
+    found.push(a.similar)
+    SIMILAR.atSubmitEnabled = false
+    without.push((await submit(1001 + 2 * i)).ms)
+  }
+  SIMILAR.atSubmitEnabled = true
+
+  const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(p * xs.length))]!
+  const f = (x: number) => x.toFixed(2).padStart(8)
+  console.log(`\n${calls} submissions each way, interleaved (ms, app.inject, one at a time):`)
+  console.log(`${''.padEnd(28)}      p50      p95`)
+  console.log(`${'submit with similar'.padEnd(28)} ${f(pct(withSimilar, 0.5))} ${f(pct(withSimilar, 0.95))}`)
+  console.log(`${'submit without similar'.padEnd(28)} ${f(pct(without, 0.5))} ${f(pct(without, 0.95))}`)
+  console.log(`p50 ratio: ${(pct(withSimilar, 0.5) / pct(without, 0.5)).toFixed(2)} (goal ≤ 2); p95 ratio: ${(pct(withSimilar, 0.95) / pct(without, 0.95)).toFixed(2)}`)
+  console.log(`similar answered: ${(found.reduce((a, b) => a + b, 0) / found.length).toFixed(2)} per submission on average, ${found.filter((n) => n === 0).length} of ${found.length} with none`)
+  console.log(`load average: ${loadAverage()} (${os.cpus().length} CPUs)`)
+  // The two candidate queries alone, on the same rows, interleaved.
+  const trgm: number[] = []
+  const fts: number[] = []
+  const orQuery = 'replace(plainto_tsquery(\'english\', $2)::text, \' & \', \' | \')::tsquery'
+  const doc = 'to_tsvector(\'english\', contribution_type || \' \' || key_information || \' \' || reason || \' \' || suggested_action)'
+  for (let i = 0; i < queries; i++) {
+    const text = textOf(5000 + i)
+    let s = performance.now()
+    await app.repos.opportunities.similar(boot.project.id, { text, limit: 5, minScore: SIMILAR.minScore })
+    trgm.push(performance.now() - s)
+    s = performance.now()
+    await loader.unsafe(`select id, ts_rank(${doc}, ${orQuery}) as score from opportunities where project_id = $1 and merged_into is null and ${doc} @@ ${orQuery} order by score desc, id limit 5`, [boot.project.id, text])
+    fts.push(performance.now() - s)
+  }
+
+  console.log(`\nThe queries alone (${trgm.length} texts, ms):`)
+  console.log(`${'pg_trgm similarity ≥ ' + SIMILAR.minScore}`.padEnd(28) + ` ${f(pct(trgm, 0.5))} ${f(pct(trgm, 0.95))}`)
+  console.log(`${'full text ts_rank, OR'.padEnd(28)} ${f(pct(fts, 0.5))} ${f(pct(fts, 0.95))}`)
+  console.log(`\nload average: ${loadAverage()} (${os.cpus().length} CPUs)`)
+} finally {
+  await app.close()
+  if (tmpDir) fs.rmSync(tmpDir, { recursive: true, force: true })
+  if (admin) {
+    await admin.unsafe(`drop database if exists ${DB_NAME} with (force)`)
+    await admin.end()
+  }
+}
