@@ -17,7 +17,7 @@ t.test('get one opportunity', async (t) => {
     payload: { contribution_type: 'partnership', key_information: 'A newsletter sells one slot a month', reason: 'Our readers', suggested_action: 'Ask the price', external_id: 'nl-1' },
   })
   t.equal(created.statusCode, 201)
-  const { created: _, ...submitted } = created.json()
+  const { created: _, similar: __, ...submitted } = created.json()
   const get = (id: string, headers: Record<string, string> = {}) => app.inject({ method: 'GET', url: `${base}/opportunities/${id}`, headers: { ...bearer(ws.keys.mcp), ...headers } })
 
   const res = await get(submitted.event_id)

@@ -28,7 +28,7 @@ async function setup(t: Test) {
       payload: { contribution_type: 'potential_user_opportunity', key_information: text ?? `Lead ${++n}: wants SSO`, reason: `reason ${n}`, suggested_action: `action ${n}` },
     })
     if (res.statusCode !== 201) throw new Error(res.body)
-    const { created: _created, ...opportunity } = res.json() as Opp & { created: boolean }
+    const { created: _created, similar: _similar, ...opportunity } = res.json() as Opp & { created: boolean; similar: unknown[] }
     return opportunity as Opp
   }
   const read = (id: string) => app.inject({ method: 'GET', url: `${base}/opportunities/${id}`, headers: bearer(key) })
