@@ -55,6 +55,9 @@ import listTags from './list-tags.ts'
 import renameTag from './rename-tag.ts'
 import deleteTag from './delete-tag.ts'
 import assignOpportunity from './assign-opportunity.ts'
+import saveView from './save-view.ts'
+import listSavedViews from './list-saved-views.ts'
+import deleteSavedView from './delete-saved-view.ts'
 
 export const operations: Operation[] = [
   discoverTools,
@@ -112,6 +115,9 @@ export const operations: Operation[] = [
   renameTag,
   deleteTag,
   assignOpportunity,
+  saveView,
+  listSavedViews,
+  deleteSavedView,
 ]
 
 const builtinTools: ToolPlugin = async (app) => {
