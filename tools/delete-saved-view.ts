@@ -23,6 +23,7 @@ export default defineOperation({
     ],
   },
   async handler(args, ctx) {
+    if (ctx.principal.readOnly) throw appError('Forbidden', 'This key is read-only: it cannot delete views.')
     const outcome = await ctx.repos.savedViews.remove({
       projectId: ctx.project.id,
       viewId: args.view_id,

@@ -36,6 +36,8 @@ export default defineOperation({
     ],
   },
   async handler(args, ctx) {
+    // A viewer may save, but a read-only key writes nothing (the console and other keys may).
+    if (ctx.principal.readOnly) throw appError('Forbidden', 'This key is read-only: it cannot save views.')
     const name = args.name.trim()
     if (name === '') throw appError('InvalidArguments', 'A view needs a name: `name` is blank.', [{ path: 'name', message: 'must not be blank' }])
     const shared = args.shared ?? false

@@ -4,6 +4,7 @@
 // naming the field, and nothing changes.
 import t from 'tap'
 import { addMember, addProject, bearer, buildTestApp, expectStatus, fixedClock, PUBLIC_URL, seedWorkspace } from '../helpers/app.ts'
+import { createKey } from '../../bin/admin.ts'
 
 const NOW = '2026-11-20T12:00:00.000Z'
 const clock = fixedClock(NOW)
@@ -91,6 +92,20 @@ t.test('sharing needs review access; a viewer saves their own views', async (t) 
   t.equal(res.json().error.code, 'review_access_required')
   t.notOk(names(await rest.list(viewer.keys)).includes('Viewer shares'), 'nothing saved')
   expectStatus(t, await rest.save({ name: 'Viewer shares', filters: {}, shared: false }, viewer.keys), 201)
+})
+
+t.test('a read-only key lists views but saves and deletes none', async (t) => {
+  const readOnly: Key = { mcp: (await createKey(app, { email: ws.user.email, kind: 'mcp', readOnly: true })).key, service: (await createKey(app, { email: ws.user.email, kind: 'service', readOnly: true })).key }
+  const before = (await rest.list()).body
+  expectStatus(t, await rest.list(readOnly), 200)
+  t.equal((await rest.list(readOnly)).body, before)
+  const saved = await rest.save({ name: 'Read-only', filters: {} }, readOnly)
+  expectStatus(t, saved, 403)
+  t.equal(saved.json().error.code, 'forbidden')
+  const id = (await rest.list()).json().items[0].view_id
+  expectStatus(t, await rest.remove(id, readOnly), 403)
+  expectStatus(t, await tool('delete_saved_view', { view_id: id }, readOnly), 403)
+  t.equal((await rest.list()).body, before, 'nothing changed')
 })
 
 t.test('bad filters and names: a 400 naming the field, and nothing saved', async (t) => {
