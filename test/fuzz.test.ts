@@ -752,12 +752,10 @@ t.test('fuzzing every route', async (t) => {
 
   await t.test('the console and the authorization page: forms and pages', async (t) => {
     const consoleRoutes = routes.filter((r) => r.url.startsWith('/console') || r.url === '/oauth/authorize')
-    const defaults: Record<string, string> = { project: ws.project.slug, id: opp, file: 'console.css', delivery: message, token: inviteToken, ref: 'ffffffffffffffff' }
     const idFor = (url: string) => (url.includes('/keys/') ? spareKey.id : url.includes('/connections/') ? grantId : url.includes('/webhooks/') ? hook : url.includes('/members/') ? viewer.user.id : url.includes('/invitations/') ? invitationId : url.includes('/comments/:id') ? comment : opp)
     const savedView = (await app.repos.savedViews.save({ projectId: P, userId: ws.user.id, name: 'Fuzzed view', filters: { status: 'pending' }, shared: false, now: new Date() })).view.view_id
     const otherView = (await app.repos.savedViews.save({ projectId: other.project.id, userId: other.user.id, name: 'Theirs', filters: {}, shared: true, now: new Date() })).view.view_id
     const defaults: Record<string, string> = { project: ws.project.slug, id: opp, file: 'console.css', delivery: message, token: inviteToken, ref: 'ffffffffffffffff', view_id: savedView }
-    const idFor = (url: string) => (url.includes('/keys/') ? spareKey.id : url.includes('/connections/') ? grantId : url.includes('/webhooks/') ? hook : url.includes('/members/') ? viewer.user.id : url.includes('/invitations/') ? invitationId : opp)
     const pathFor = (url: string, values: Record<string, string> = {}) => fill(url, { ...defaults, id: idFor(url), ...values })
     const badPath = ['x', 'a'.repeat(101), 'a\u0000b', '\ud800', '..', other.project.id, otherOpp, otherKeyId, otherGrant]
     const badQuery: Record<string, string>[] = [{ page: '1e300' }, { page: '-1' }, { page_size: '5e17' }, { status: 'nope' }, { window: 'x' }, { next: '//evil.example' }, { next: 'https://evil.example' }, { next: '/\\evil.example' }, { date: '\u0000' }, { type: 'x'.repeat(300) }, { evaluation: '' }, { client_id: 'x' }]

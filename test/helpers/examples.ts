@@ -43,8 +43,7 @@ export function invalidAnswerProblem(status: number, body: string, field: string
 /** Is this answer a refusal of the arguments as such (never the answer to a valid example)? */
 export const isInvalidArguments = (status: number, body: string) => status === 400 && body.includes('"code":"invalid_arguments"')
 
-const ID = /^(opp|mem|whk|msg|key|inv|cmt)_[0-9A-Za-z]{1,40}$/
-const ID = /^(opp|mem|whk|msg|key|inv|view)_[0-9A-Za-z]{1,40}$/
+const ID = /^(opp|mem|whk|msg|key|inv|cmt|view)_[0-9A-Za-z]{1,40}$/
 
 /** The records of one workspace that examples name, made as they are first named. */
 export class World {
