@@ -219,3 +219,14 @@ t.test('a saved view\'s filters are list_opportunities\' arguments', async (t) =
   expectStatus(t, res, 200)
   t.same(res.json().items.map((o: { contribution_type: string }) => o.contribution_type), ['partnership'])
 })
+
+t.test('filters the listing gains (tag, assignee) are saved with no change to saved views', async (t) => {
+  const res = await rest.save({ name: 'Mine, tagged', filters: { tag: 'pricing', assignee: 'me', status: 'pending' } })
+  expectStatus(t, res, 201)
+  t.same(res.json().filters, { tag: 'pricing', assignee: 'me', status: 'pending' })
+  const bad = await rest.save({ name: 'Bad tag', filters: { tag: 'x'.repeat(41) } })
+  expectStatus(t, bad, 400)
+  t.same(bad.json().error.details.map((d: { path: string }) => d.path), ['filters.tag'])
+  const listing = await app.inject({ method: 'GET', url: `/api/v1/mcp/projects/${project}/opportunities?${new URLSearchParams(res.json().filters)}`, headers: bearer(owner.mcp) })
+  expectStatus(t, listing, 200)
+})
