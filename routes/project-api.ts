@@ -23,6 +23,9 @@ import listTags from '../tools/list-tags.ts'
 import renameTag from '../tools/rename-tag.ts'
 import deleteTag from '../tools/delete-tag.ts'
 import findSimilarOpportunities from '../tools/find-similar-opportunities.ts'
+import saveView from '../tools/save-view.ts'
+import listSavedViews from '../tools/list-saved-views.ts'
+import deleteSavedView from '../tools/delete-saved-view.ts'
 import { dailyEventSummaryCsv, dailyOpsCsv, opportunitiesCsv } from './exports.ts'
 
 const project = 'project_id'
@@ -50,6 +53,9 @@ const routes: OperationRoute[] = [
   { method: 'GET', url: '/projects/:project_id/tags', op: listTags, project },
   { method: 'PATCH', url: '/projects/:project_id/tags/:name', op: renameTag, project },
   { method: 'DELETE', url: '/projects/:project_id/tags/:name', op: deleteTag, project },
+  { method: 'GET', url: '/projects/:project_id/views', op: listSavedViews, project },
+  { method: 'POST', url: '/projects/:project_id/views', op: saveView, project, status: (r: { created: boolean }) => (r.created ? 201 : 200) },
+  { method: 'DELETE', url: '/projects/:project_id/views/:view_id', op: deleteSavedView, project },
 ]
 
 const projectApi: FastifyPluginAsync = async (app) => {

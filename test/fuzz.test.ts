@@ -752,8 +752,10 @@ t.test('fuzzing every route', async (t) => {
 
   await t.test('the console and the authorization page: forms and pages', async (t) => {
     const consoleRoutes = routes.filter((r) => r.url.startsWith('/console') || r.url === '/oauth/authorize')
-    const defaults: Record<string, string> = { project: ws.project.slug, id: opp, file: 'console.css', delivery: message, token: inviteToken, ref: 'ffffffffffffffff' }
     const idFor = (url: string) => (url.includes('/keys/') ? spareKey.id : url.includes('/connections/') ? grantId : url.includes('/webhooks/') ? hook : url.includes('/members/') ? viewer.user.id : url.includes('/invitations/') ? invitationId : url.includes('/comments/:id') ? comment : opp)
+    const savedView = (await app.repos.savedViews.save({ projectId: P, userId: ws.user.id, name: 'Fuzzed view', filters: { status: 'pending' }, shared: false, now: new Date() })).view.view_id
+    const otherView = (await app.repos.savedViews.save({ projectId: other.project.id, userId: other.user.id, name: 'Theirs', filters: {}, shared: true, now: new Date() })).view.view_id
+    const defaults: Record<string, string> = { project: ws.project.slug, id: opp, file: 'console.css', delivery: message, token: inviteToken, ref: 'ffffffffffffffff', view_id: savedView }
     const pathFor = (url: string, values: Record<string, string> = {}) => fill(url, { ...defaults, id: idFor(url), ...values })
     const badPath = ['x', 'a'.repeat(101), 'a\u0000b', '\ud800', '..', other.project.id, otherOpp, otherKeyId, otherGrant]
     const badQuery: Record<string, string>[] = [{ page: '1e300' }, { page: '-1' }, { page_size: '5e17' }, { status: 'nope' }, { window: 'x' }, { next: '//evil.example' }, { next: 'https://evil.example' }, { next: '/\\evil.example' }, { date: '\u0000' }, { type: 'x'.repeat(300) }, { evaluation: '' }, { client_id: 'x' }]
@@ -797,6 +799,11 @@ t.test('fuzzing every route', async (t) => {
       'POST /console/projects/:project/webhooks/:id/test': { valid: {}, bad: { ':id': [...badPath, otherHook] } },
       'POST /console/projects/:project/webhooks/:id/delete': { valid: {}, bad: { ':id': [...badPath, otherHook] } },
       'POST /console/projects/:project/webhooks/:id/deliveries/:delivery/redeliver': { valid: {}, bad: { ':id': [...badPath, otherHook], ':delivery': ['msg_doesnotexist000', 'x', 'a\u0000b'] } },
+      'POST /console/projects/:project/views': {
+        valid: { name: 'Fuzzed view', status: 'pending', back: '/console' },
+        bad: { name: ['', ' ', 'x'.repeat(81), 'a\u0000b', 'two\nlines'], status: ['nope', 'a\u0000b'], type: ['Not A Type'], q: ['x'.repeat(201)], ':project': badPath },
+      },
+      'POST /console/projects/:project/views/:view_id/delete': { valid: { back: '/console' }, bad: { ':view_id': [...badPath, otherView, 'view_doesnotexist000'], ':project': badPath } },
       'POST /console/forgot': { valid: { email: 'nobody@example.test' }, bad: { email: ['', 'x'.repeat(5000), 'a\u0000b', 'not-an-email', viewer.user.email] } },
       'POST /console/reset/:token': {
         valid: { password: 'a long enough new password', repeat: 'a long enough new password' },
@@ -1005,8 +1012,9 @@ t.test('fuzzing every route', async (t) => {
       if (writes(name)) {
         const mcpish = target.kinds[0] === 'mcp'
         out.push(`Bearer ${mcpish ? readOnlyMcp : readOnlyService}`)
-        // Any member may create a project (and owns it); only the others need more than viewer.
-        if (name !== 'create_project') out.push(`Bearer ${mcpish ? viewer.keys.mcp : viewer.keys.service}`)
+        // What a viewer may do is not refused to one: any member creates a project (and owns it),
+        // saves and deletes their own views; the others need more than viewer.
+        if (operationOf(name)?.role !== 'viewer') out.push(`Bearer ${mcpish ? viewer.keys.mcp : viewer.keys.service}`)
         // A narrowed key reaches only its project; the workspace's tool switches are not a project's,
         // and events sent without a project go to the key's own.
         if (name !== 'set_tool_enabled' && name !== 'ingest_events') out.push(`Bearer ${mcpish ? narrowedMcp : narrowedService}`)

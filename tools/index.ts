@@ -56,6 +56,9 @@ import renameTag from './rename-tag.ts'
 import deleteTag from './delete-tag.ts'
 import assignOpportunity from './assign-opportunity.ts'
 import findSimilarOpportunities from './find-similar-opportunities.ts'
+import saveView from './save-view.ts'
+import listSavedViews from './list-saved-views.ts'
+import deleteSavedView from './delete-saved-view.ts'
 
 export const operations: Operation[] = [
   discoverTools,
@@ -114,6 +117,9 @@ export const operations: Operation[] = [
   deleteTag,
   assignOpportunity,
   findSimilarOpportunities,
+  saveView,
+  listSavedViews,
+  deleteSavedView,
 ]
 
 const builtinTools: ToolPlugin = async (app) => {

@@ -19,6 +19,7 @@ import { createPasswordsRepository } from './passwords.ts'
 import { createCommentsRepository } from './comments.ts'
 import { createTagsRepository } from './tags.ts'
 import { createAssigneesRepository } from './assignees.ts'
+import { createSavedViewsRepository } from './saved-views.ts'
 import { noSealer, type Sealer } from '../secret-box.ts'
 
 /** `cache` keeps credentials, roles and settings while it hears of every change (db/settings-cache.ts);
@@ -44,6 +45,7 @@ export function createRepositories(db: Queryable, cache: SettingsCache = new Set
     comments: createCommentsRepository(db),
     tags: createTagsRepository(db),
     assignees: createAssigneesRepository(db),
+    savedViews: createSavedViewsRepository(db),
   }
 }
 

@@ -2,7 +2,7 @@
 // operation of the registry, tools and the others, read from the app, so that a new operation —
 // in this repository or from a plugin — is tested by the same suites with no table to edit.
 //
-// An example names records by id (opp_…, mem_…, whk_…, msg_…, key_…, inv_…) and members by an
+// An example names records by id (opp_…, mem_…, whk_…, msg_…, key_…, inv_…, view_…) and members by an
 // email that a fresh database does not have, and webhook URLs on the internet.
 // A `World` makes them real in one workspace: each id or member email an example names is
 // replaced by a record made for it the first time (the same record every time after), and an
@@ -43,7 +43,7 @@ export function invalidAnswerProblem(status: number, body: string, field: string
 /** Is this answer a refusal of the arguments as such (never the answer to a valid example)? */
 export const isInvalidArguments = (status: number, body: string) => status === 400 && body.includes('"code":"invalid_arguments"')
 
-const ID = /^(opp|mem|whk|msg|key|inv|cmt)_[0-9A-Za-z]{1,40}$/
+const ID = /^(opp|mem|whk|msg|key|inv|cmt|view)_[0-9A-Za-z]{1,40}$/
 
 /** The records of one workspace that examples name, made as they are first named. */
 export class World {
@@ -131,6 +131,9 @@ export class World {
         id = made.invitation.id
         break
       }
+      case 'vie':
+        id = (await app.repos.savedViews.save({ projectId: ws.project.id, userId: ws.user.id, name: `Named by an example as ${literal}`, filters: { status: 'pending' }, shared: false, now })).view.view_id
+        break
       default:
         id = (await app.repos.apiKeys.create({ workspaceId: ws.workspace.id, userId: ws.user.id, kind: 'service', name: `named by an example as ${literal}` })).row.id
     }

@@ -72,6 +72,10 @@ t.test('?toolsets= lists more; an unknown toolset is a 400 naming the toolsets',
     t.ok(triage.tools.some((x) => x.name === name), `${name}: listed with ?toolsets=triage`)
     t.notOk(defaultNames.includes(name), `${name}: not in the default toolset`)
   }
+  for (const name of ['save_view', 'list_saved_views', 'delete_saved_view']) {
+    t.ok(triage.tools.some((x) => x.name === name), `${name}: listed with ?toolsets=triage`)
+    t.notOk(defaultNames.includes(name), `${name}: not in the default toolset`)
+  }
   const restDefault = await app.inject({ method: 'GET', url: '/v1/tools?toolsets=default', headers: bearer(ws.keys.service) })
   t.strictSame(restDefault.json().tools.map((x: { name: string }) => x.name), defaultNames, 'GET /v1/tools?toolsets=default: what MCP lists')
 })
@@ -126,7 +130,7 @@ t.test("the SDK's clients of both eras, on the default list, call a tool it does
 
 t.test('descriptions start with the product nouns and stay under 1 KB; output schemas stay, compiled strict', async (t) => {
   const all = await list(ws.keys.service, '2026-07-28', '?toolsets=all')
-  const nouns = /^(Growth opportunit|Opportunit|Review|Signals|Metrics|Daily|Events|Event|Projects?|Project card|Memor|Webhooks?|Tools?|KPI|Team members)/
+  const nouns = /^(Growth opportunit|Opportunit|Review|Signals|Metrics|Daily|Events|Event|Projects?|Project card|Memor|Webhooks?|Tools?|KPI|Team members|Saved views)/
   const ajv = new Ajv2020({ strict: true, allowUnionTypes: true, validateFormats: false })
   for (const tool of all.tools) {
     t.match(tool.description, nouns, `${tool.name}: starts with product nouns: "${tool.description.slice(0, 40)}…"`)
