@@ -5,8 +5,17 @@
 import { createHash } from 'node:crypto'
 import type { FastifyInstance } from 'fastify'
 import { defineCommand } from './command.ts'
-import { demoOpportunities, rng } from './demo-data.ts'
+import { demoOpportunities, rng, type DemoType } from './demo-data.ts'
 import { addDays, localDate } from '../core/time.ts'
+
+/** The tag each demo opportunity gets for its type. */
+const DEMO_TAGS: Record<DemoType, string> = {
+  potential_user_opportunity: 'lead',
+  partnership: 'partner',
+  content_idea: 'content',
+  community_mention: 'community',
+  churn_risk: 'retention',
+}
 
 /** How many demo opportunities a project gets. */
 export const DEMO_OPPORTUNITIES = 60
@@ -57,6 +66,7 @@ export async function seedProject(
 
   let opportunities = 0
   let reviewed = 0
+  let comments = 0
   const demo = demoOpportunities(project.id, DEMO_OPPORTUNITIES)
   progress(`opportunities: adding ${demo.length} of ${new Set(demo.map((o) => o.type)).size} types with their reviews`)
   for (const o of demo) {
@@ -79,6 +89,18 @@ export async function seedProject(
       await app.repos.opportunities.review(project.id, opportunity.event_id, { status: step.status, ...(step.evaluation !== undefined ? { evaluation: step.evaluation } : {}), reviewNote: step.note }, owner.id, at)
     }
     if (o.steps.length) reviewed++
+    // Triage as a team leaves it: a tag per type (and `priority` on some), the owner assigned to
+    // what is in progress, and a comment on the first in progress.
+    const tags = [DEMO_TAGS[o.type], ...(o.index % 7 === 0 ? ['priority'] : [])]
+    await app.repos.tags.tag(project.id, opportunity.event_id, tags, [], owner.id, now)
+    const last = o.steps.at(-1)?.status
+    if (last === 'reviewing' || last === 'contacted') {
+      await app.repos.assignees.assign(project.id, opportunity.event_id, owner.id, owner.id, now)
+      if (comments === 0) {
+        await app.repos.comments.add({ projectId: project.id, eventId: opportunity.event_id, body: 'I know someone there; let me ask before we reach out cold.', authorUserId: owner.id, now })
+        comments++
+      }
+    }
   }
   progress(`opportunities: ${opportunities} new of ${demo.length} (${reviewed} reviewed, ${demo.reduce((n, o) => n + o.steps.length, 0)} review steps planned)`)
 

@@ -79,6 +79,14 @@ t.test('seedProject: the data lands, with review history and progress a line per
   t.ok(history.length > first.reviewed, `${history.length} history entries: several steps for some`)
   t.ok(rows.filter((r) => r.status !== 'pending').every((r) => r.reviewNote !== ''), 'every reviewed one has a note')
 
+  // Triage left as a team leaves it: every one tagged by its type, in-progress ones assigned, a comment.
+  const leads = await app.repos.opportunities.list(project.id, { type: 'all', status: 'all', evaluation: 'all', tag: 'lead', page: 1, pageSize: 100 })
+  t.equal(leads.total, rows.filter((r) => r.contributionType === 'potential_user_opportunity').length, 'the listing by tag finds every demo lead')
+  t.ok(leads.items.every((o) => o.tags.includes('lead')), 'each carries its tag')
+  const mine = await app.repos.opportunities.list(project.id, { type: 'all', status: 'all', evaluation: 'all', assignee: ws.user.id, page: 1, pageSize: 100 })
+  t.ok(mine.total > 0 && mine.items.every((o) => o.assignee?.id === ws.user.id && ['reviewing', 'contacted'].includes(o.status)), `${mine.total} in progress are assigned to the owner`)
+  t.equal(rowsOf<{ n: number }>(await app.db.execute(sql`select count(*)::int as n from comments where project_id = ${project.id}`))[0]!.n, 1, 'one comment')
+
   const [latest] = await app.db.select({ at: sql<string>`max(${events.occurredAt})::text` }).from(events).where(eq(events.projectId, project.id))
   t.ok(new Date(latest!.at).getTime() <= clock().getTime(), `no event after now (the latest: ${latest!.at})`)
 
