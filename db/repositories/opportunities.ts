@@ -12,7 +12,7 @@ import type { Evaluation, Opportunity, SimilarOpportunity, Status } from '../../
  */
 const tagNames = sql<string[]>`coalesce((select array_agg(t.name order by lower(t.name), t.name) from opportunity_tags ot join tags t on t.id = ot.tag_id where ot.opportunity_id = "opportunities"."id"), '{}')`
 /** The email of an opportunity's assignee: a subquery on the row at hand. */
-const assigneeEmail = sql<string | null>`(select u.email from users u where u.id = ${opportunities.assigneeUserId})`
+const assigneeEmail = sql<string | null>`(select u.email from users u where u.id = "opportunities"."assignee_user_id")`
 
 /** What a write returns of an opportunity (`.returning(fullRow)`) or a read selects: the row, its tags and its assignee's email. */
 export const fullRow = { ...getTableColumns(opportunities), tags: tagNames, assigneeEmail }
