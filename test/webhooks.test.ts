@@ -48,7 +48,7 @@ t.test('a signed delivery, verified with standardwebhooks; a rotation signs with
   t.match(msg!.headers, { 'content-type': 'application/json', 'webhook-id': /^msg_/, 'webhook-timestamp': /^\d+$/, 'webhook-signature': /^v1,[A-Za-z0-9+/=]+$/ })
   const payload = new Verifier(hook.secret).verify(msg!.body, msg!.headers as Record<string, string>) as { type: string; timestamp: string; data: Record<string, unknown> }
   t.equal(payload.type, 'opportunity.submitted')
-  const { created: _created, ...opportunity } = submitted.body.result
+  const { created: _created, similar: _similar, ...opportunity } = submitted.body.result
   t.same(payload.data, opportunity, 'data is the opportunity as the REST API returns it')
   t.equal(JSON.stringify(payload.data), JSON.stringify(opportunity), 'its members in the same order (stored as json, not jsonb)')
   t.throws(() => new Verifier(hook.secret).verify(msg!.body.replace('Lead 0', 'Lead 1'), msg!.headers as Record<string, string>), 'a changed body does not verify')
