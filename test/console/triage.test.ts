@@ -208,7 +208,7 @@ t.test('the board: tag and assignee filters, cards with tags, assignee and repor
   const saved = await owner.post(`/console/projects/${slug}/views`, { ...fields, name: 'Unassigned board-one' })
   t.equal(saved.statusCode, 303)
   const again = (await owner.get(saved.headers.location as string)).body
-  t.match(again, /<summary><span class="views-label">Views<\/span>: <strong>Unassigned board-one<\/strong><\/summary>/, 'the menu names the current view')
+  t.match(again, /<summary><span class="views-label">View:<\/span> <strong>Unassigned board-one<\/strong><\/summary>/, 'the menu names the current view')
   t.notMatch(again, new RegExp(`id="${a}"`), 'and the board is filtered')
   const unfiltered = (await owner.get(board)).body
   t.match(unfiltered, /<summary><span class="views-label">Views<\/span> <span class="count">1<\/span><\/summary>/)
