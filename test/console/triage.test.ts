@@ -203,7 +203,7 @@ t.test('the board: tag and assignee filters, cards with tags, assignee and repor
   t.match(nobody, /href="\/console\/projects\/[^/]+\/opportunities\.csv\?[^"]*tag=board-one&amp;assignee=none"/, 'the CSV link keeps them')
 
   // Saving the filters from the views menu, then it is there, current.
-  const fields = Object.fromEntries([...(/<form[^>]*class="filters save-view"[\s\S]*?<\/form>/.exec(nobody)?.[0] ?? '').matchAll(/type="hidden" name="([^"]+)" value="([^"]*)"/g)].map((m) => [m[1]!, m[2]!.replaceAll('&amp;', '&')]))
+  const fields = Object.fromEntries([...(/<form[^>]*class="save-view"[\s\S]*?<\/form>/.exec(nobody)?.[0] ?? '').matchAll(/type="hidden" name="([^"]+)" value="([^"]*)"/g)].map((m) => [m[1]!, m[2]!.replaceAll('&amp;', '&')]))
   t.match(fields, { tag: 'board-one', assignee: 'none' }, 'the save form carries the tag and assignee')
   const saved = await owner.post(`/console/projects/${slug}/views`, { ...fields, name: 'Unassigned board-one' })
   t.equal(saved.statusCode, 303)
