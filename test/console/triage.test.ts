@@ -60,7 +60,7 @@ t.test('similar opportunities: a link and a score each, Merge into this, Unmerge
   const sourcePage = (await owner.get(page(source))).body
   t.match(sourcePage, new RegExp(`<div class="merged-banner" role="note">\\s*<p>Merged into <a href="/console/projects/${slug}/opportunities/${target}\\?back=[^"]*">Acme wants SSO and audit logs for 40 seats</a>`), 'the banner links to the target')
   t.match(sourcePage, new RegExp(`action="/console/projects/${slug}/opportunities/${source}/unmerge"`), 'with Unmerge')
-  t.notMatch(sourcePage, /class="review-detail"|class="tag-add"|class="assign-form"|class="merge-form"|class="chip-remove"/, 'and no form that would be refused')
+  t.notMatch(sourcePage, /class="review-detail"|class="tag-add"|class="assign-form"|class="merge-form"|class="chip-remove"|class="comment-new"/, 'and no form that would be refused (comments neither)')
 
   const back = await send(owner, target, `../${source}/unmerge`, {})
   t.equal(back.statusCode, 303)
