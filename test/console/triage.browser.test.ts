@@ -181,6 +181,8 @@ t.test('triage: a and t on the board, merge and unmerge, saved views, 1280 and 3
     await phone.goto(board)
     await phone.locator(`article.mini[data-event-id="${target}"] a.open`).click()
     await phone.locator('dialog#card-panel').waitFor({ state: 'visible' })
+    const inPanel = await phone.locator('dialog#card-panel .panel-body').evaluate((el) => ({ scrollWidth: el.scrollWidth, clientWidth: el.clientWidth }))
+    t.ok(inPanel.scrollWidth <= inPanel.clientWidth, `nothing sideways in the panel (${inPanel.scrollWidth} ≤ ${inPanel.clientWidth})`)
     await phone.screenshot({ path: `${SHOTS}/triage-panel-390.png` })
   })
 
