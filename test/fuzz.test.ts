@@ -758,7 +758,7 @@ t.test('fuzzing every route', async (t) => {
     const defaults: Record<string, string> = { project: ws.project.slug, id: opp, file: 'console.css', delivery: message, token: inviteToken, ref: 'ffffffffffffffff', view_id: savedView }
     const pathFor = (url: string, values: Record<string, string> = {}) => fill(url, { ...defaults, id: idFor(url), ...values })
     const badPath = ['x', 'a'.repeat(101), 'a\u0000b', '\ud800', '..', other.project.id, otherOpp, otherKeyId, otherGrant]
-    const badQuery: Record<string, string>[] = [{ page: '1e300' }, { page: '-1' }, { page_size: '5e17' }, { status: 'nope' }, { window: 'x' }, { next: '//evil.example' }, { next: 'https://evil.example' }, { next: '/\\evil.example' }, { date: '\u0000' }, { type: 'x'.repeat(300) }, { evaluation: '' }, { client_id: 'x' }]
+    const badQuery: Record<string, string>[] = [{ page: '1e300' }, { page: '-1' }, { page_size: '5e17' }, { status: 'nope' }, { window: 'x' }, { next: '//evil.example' }, { next: 'https://evil.example' }, { next: '/\\evil.example' }, { date: '\u0000' }, { type: 'x'.repeat(300) }, { evaluation: '' }, { client_id: 'x' }, { tag: 'x'.repeat(41) }, { tag: 'a\u0000b' }, { assignee: 'x'.repeat(300) }, { assignee: 'nobody@example.test' }]
     const isForm = (r: { method: string }) => r.method === 'POST'
 
     /** Per console form: a valid submission, and the fields that make it bad (and that change nothing when refused). */
@@ -781,6 +781,19 @@ t.test('fuzzing every route', async (t) => {
       'POST /console/projects/:project/comments/:id/edit': {
         valid: { body: 'Edited', back: '/console' },
         bad: { body: ['', ' ', 'x'.repeat(4001), 'a\u0000b'], ':id': [...badPath, 'cmt_doesnotexist000'], ':project': badPath },
+      },
+      'POST /console/projects/:project/opportunities/:id/merge': {
+        valid: { source_id: otherOpp, version: '1', back: '/console' },
+        bad: { source_id: ['', 'x', otherOpp, 'opp_doesnotexist000', 'a\u0000b', opp], version: ['0', 'x', '99999', '1e3'], back: ['//evil.example', 'https://evil.example'], ':id': badPath, ':project': badPath },
+      },
+      'POST /console/projects/:project/opportunities/:id/unmerge': { valid: { back: '/console' }, bad: { ':id': [...badPath, opp], ':project': badPath } },
+      'POST /console/projects/:project/opportunities/:id/tags': {
+        valid: { add: 'fuzzed', version: '99999', back: '/console' },
+        bad: { add: ['', ' ', 'x'.repeat(41), 'a\u0000b', '\ud800'], version: ['0', 'x', '99999'], ':id': badPath, ':project': badPath },
+      },
+      'POST /console/projects/:project/opportunities/:id/assign': {
+        valid: { assignee: 'nobody@example.test', back: '/console' },
+        bad: { assignee: ['nobody@example.test', 'x'.repeat(300), 'a\u0000b', other.user.id, '\ud800'], version: ['0', 'x'], ':id': badPath, ':project': badPath },
       },
       'POST /console/projects/:project/comments/:id/delete': { valid: { back: '/console' }, bad: { ':id': [...badPath, 'cmt_doesnotexist000'], ':project': badPath } },
       'POST /console/projects': {

@@ -46,3 +46,8 @@ export function describe(err: unknown): string {
   const e = err as { message?: string; details?: { path: string; message: string }[] }
   return e.details?.length ? e.details.map((d) => `${d.path || 'input'} ${d.message}`).join('; ') : (e.message ?? 'failed')
 }
+
+/** A version from a form as the tools take it: a number, or the text as sent (refused with a 400 naming it). */
+export function asVersion(text: string): number | string {
+  return /^\d{1,10}$/.test(text) ? Number(text) : text
+}

@@ -12,8 +12,10 @@ import reviewOpportunities from '../../tools/review-opportunities.ts'
 import getReviewHistory from '../../tools/get-review-history.ts'
 import getOpportunity from '../../tools/get-opportunity.ts'
 import { commentsFor } from './comments.ts'
+import { savedViewsFor } from './saved-views.ts'
+import { boardChoices, triageFor } from './triage.ts'
 import { appError } from '../../core/errors.ts'
-import { describe, flash, formPost, projectAccess, run, safeNext, type Form } from './actions.ts'
+import { asVersion, describe, flash, formPost, projectAccess, run, safeNext, type Form } from './actions.ts'
 
 export function boardPages(app: FastifyInstance) {
   const form = formPost(app)
@@ -26,11 +28,15 @@ export function boardPages(app: FastifyInstance) {
       date: query.date || 'all',
       evaluation: query.evaluation || 'all',
       status: query.status || 'all',
+      // A tag, and who it is given to (a member's id or email, `me`, `none`); '' is anyone's.
+      tag: query.tag ?? '',
+      assignee: query.assignee ?? '',
       page: Number(query.page ?? 1),
       page_size: Number(query.page_size ?? 20),
     }
     const q = query.q?.trim() ?? ''
-    const args = { ...filters, ...(q ? { q } : {}) }
+    const { tag, assignee, ...rest } = filters
+    const args = { ...rest, ...(q ? { q } : {}), ...(tag !== '' ? { tag } : {}), ...(assignee !== '' ? { assignee } : {}) }
     const project = await projectAccess(request, request.params.project)
     let page
     let columns: { status: string; total: number; items: Static<(typeof listOpportunities)['output']>['items'] }[] = []
@@ -57,10 +63,13 @@ export function boardPages(app: FastifyInstance) {
     const types = await app.repos.opportunities.types(project!.id)
     // A type filter that names no type of the project is still offered, so the choice shows it.
     if (filters.type !== 'all' && !types.includes(filters.type)) types.push(filters.type)
+    const choices = await boardChoices(request, request.params.project)
+    if (tag !== '' && !choices.tags.some((t) => t.toLowerCase() === tag.trim().toLowerCase())) choices.tags.push(tag)
+    const member = choices.members.find((m) => m.id === assignee || m.email.toLowerCase() === assignee.trim().toLowerCase())
     // On a phone the board shows one column at a time: the one named by `col` (links switch it),
     // else the first with cards in it.
     const col = columns.find((c) => c.status === query.col)?.status ?? columns.find((c) => c.items.length > 0)?.status ?? columns[0]?.status
-    const state = { ...Object.fromEntries(Object.entries(filters).map(([k, v]) => [k, String(v)])), ...(q ? { q } : {}), view, ...(query.col && col === query.col ? { col } : {}) }
+    const state = { ...Object.fromEntries(Object.entries(filters).filter(([, v]) => v !== '').map(([k, v]) => [k, String(v)])), ...(q ? { q } : {}), view, ...(query.col && col === query.col ? { col } : {}) }
     const link = (change: Record<string, string>) => `?${new URLSearchParams({ ...state, ...change }).toString()}`
     return reply.page('board', {
       title: `Review board · ${project!.name}`,
@@ -70,6 +79,11 @@ export function boardPages(app: FastifyInstance) {
       view,
       types,
       statuses,
+      tags: choices.tags,
+      members: choices.members,
+      // The assignee filter as its choice names it: a member's id, `me`, `none`, or as sent.
+      assigneeChoice: member ? member.id : assignee,
+      savedViews: await savedViewsFor(request, request.params.project, { ...filters, ...(q ? { q } : {}) }),
       page,
       columns,
       col,
@@ -80,7 +94,7 @@ export function boardPages(app: FastifyInstance) {
       pageUrl: (p: number) => link({ page: String(p) }),
       // The same filters, every page: the whole listing as CSV.
       csvUrl: `/console/projects/${encodeURIComponent(project!.slug)}/opportunities.csv?${new URLSearchParams({
-        type: filters.type, date: filters.date, evaluation: filters.evaluation, status: filters.status, ...(q ? { q } : {}),
+        type: filters.type, date: filters.date, evaluation: filters.evaluation, status: filters.status, ...(q ? { q } : {}), ...(tag !== '' ? { tag } : {}), ...(assignee !== '' ? { assignee } : {}),
       }).toString()}`,
     })
   })
@@ -176,8 +190,8 @@ export function boardPages(app: FastifyInstance) {
       // The board it was opened from (with its filters), and this page, where its review form returns.
       boardUrl: back.startsWith(board) ? back : board,
       self: request.url,
-      // Sections other work fills in (issue 28): each is shown only when its data is passed.
-      similar: undefined,
+      // Issue 28's sections: similar ones (with Merge into this), merged reports, tags, assignee, comments.
+      ...(await triageFor(request, request.params.project, opportunity)),
       tags: opportunity.tags,
       assignee: opportunity.assignee,
       comments: await commentsFor(request, request.params.project, id),
@@ -188,9 +202,4 @@ export function boardPages(app: FastifyInstance) {
 /** The console address of one opportunity. */
 export function detailPath(slug: string, id: string) {
   return `/console/projects/${encodeURIComponent(slug)}/opportunities/${encodeURIComponent(id)}`
-}
-
-/** A version from a form as the tools take it: a number, or the text as sent (refused with a 400 naming it). */
-function asVersion(text: string): number | string {
-  return /^\d{1,10}$/.test(text) ? Number(text) : text
 }

@@ -26,7 +26,7 @@ async function download(request: FastifyRequest<{ Params: { project: string } }>
 
 export function downloadRoutes(app: FastifyInstance) {
   app.get<{ Params: { project: string } }>('/console/projects/:project/opportunities.csv', async (request, reply) =>
-    download(request, reply, opportunitiesCsv, chosen(request.query as Form, ['type', 'date', 'evaluation', 'status', 'q'])))
+    download(request, reply, opportunitiesCsv, chosen(request.query as Form, ['type', 'date', 'evaluation', 'status', 'q', 'tag', 'assignee'])))
   app.get<{ Params: { project: string } }>('/console/projects/:project/metrics.csv', async (request, reply) =>
     download(request, reply, dailyOpsCsv, chosen(request.query as Form, ['window'])))
   app.get<{ Params: { project: string } }>('/console/projects/:project/event-summary.csv', async (request, reply) =>

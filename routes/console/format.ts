@@ -47,3 +47,11 @@ export function changeBadge(change: number | null): { className: string; text: s
     ? { className: 'up', text: `▲ ${pct} %`, label: `up ${pct} %` }
     : { className: 'down', text: `▼ ${Math.abs(pct)} %`, label: `down ${Math.abs(pct)} %` }
 }
+
+/** A member's initials from their email, for a small avatar: `ana.lopez@…` → `AL`, `dana@…` → `DA`. */
+export function initials(email: string): string {
+  const local = email.split('@')[0] ?? ''
+  const parts = local.split(/[._+-]+/).filter((p) => /[\p{L}\p{N}]/u.test(p))
+  const letters = parts.length >= 2 ? [...parts[0]!][0]! + [...parts[1]!][0]! : [...(parts[0] ?? local)].filter((c) => /[\p{L}\p{N}]/u.test(c)).slice(0, 2).join('')
+  return (letters || '?').toUpperCase()
+}

@@ -12,7 +12,7 @@ import formbody from '@fastify/formbody'
 import helmet from '@fastify/helmet'
 import view from '@fastify/view'
 import { Eta } from 'eta'
-import { breakable, timeTag } from './format.ts'
+import { breakable, initials, timeTag } from './format.ts'
 import { appError } from '../../core/errors.ts'
 import authorizeRoutes from './authorize.ts'
 import consoleAssets from './assets.ts'
@@ -30,6 +30,7 @@ import { passwordPages, passwordResetPages } from './passwords.ts'
 import { invitationPages, memberPages } from './members.ts'
 import { commentPages } from './comments.ts'
 import { savedViewPages } from './saved-views.ts'
+import { triagePages } from './triage.ts'
 
 declare module 'fastify' {
   interface FastifyReply {
@@ -97,8 +98,8 @@ export default async function consolePlugin(app: FastifyInstance, options: Conso
     this.header('cache-control', 'no-store')
     // `time(iso)` in a view: a <time> with the relative time and the exact one on hover (format.ts).
     const time = (iso: string | Date | null | undefined, empty?: string) => timeTag(iso, app.now(), empty)
-    // `breakable(name)`: escaped, and may wrap after its underscores.
-    return this.type('text/html; charset=utf-8').view(template, { title: 'growthdesk', user, flash, csrf: await this.generateCsrf(), time, breakable, ...data })
+    // `breakable(name)`: escaped, and may wrap after its underscores. `initials(email)`: a member's, for their avatar.
+    return this.type('text/html; charset=utf-8').view(template, { title: 'growthdesk', user, flash, csrf: await this.generateCsrf(), time, breakable, initials, ...data })
   })
 
   // Console failures are pages, not JSON.
@@ -135,7 +136,7 @@ export default async function consolePlugin(app: FastifyInstance, options: Conso
   // Every other page needs a signed-in user: one hook for the whole scope, before any route's own.
   await app.register(async (signedIn) => {
     signedIn.addHook('preHandler', requireUser)
-    for (const area of [signOutRoute, projectPages, profilePages, apiKeyPages, boardPages, metricsPages, downloadRoutes, webhookPages, workspacePages, memberPages, commentPages, savedViewPages]) area(signedIn)
+    for (const area of [signOutRoute, projectPages, profilePages, apiKeyPages, boardPages, metricsPages, downloadRoutes, webhookPages, workspacePages, memberPages, commentPages, savedViewPages, triagePages]) area(signedIn)
     passwordPages(signedIn)
   })
   // Unknown console addresses get a page in the console's look (the root handler answers JSON

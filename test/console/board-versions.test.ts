@@ -76,7 +76,7 @@ t.test('the bulk bar: one card moved → nothing changes', async (t) => {
 t.test('the board view: each card carries its version, for the keys and drag and drop, and a stale one is refused', async (t) => {
   const id = await submit()
   const page = await owner.get(`/console/projects/${slug}/opportunities`)
-  t.match(page.body, new RegExp(`<article class="mini" id="${id}" data-event-id="${id}" data-status="pending" data-evaluation="" data-version="1">`))
+  t.match(page.body, new RegExp(`<article class="mini" id="${id}" data-event-id="${id}" data-status="pending" data-evaluation="" data-version="1" data-assignee="">`))
   t.match(page.body, new RegExp(`name="version_${id}" value="1" form="bulk"`), 'and in the bulk bar')
   await elsewhere(id, 'moved')
   // What console.js posts for a key or a drop: the card's fields, its version, the board to return to.

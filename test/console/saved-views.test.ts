@@ -22,7 +22,7 @@ await looker.signIn(viewer.user.email, viewer.user.password)
 
 const views = async (key = ws.keys.mcp) => (await app.inject({ method: 'GET', url: `/api/v1/mcp/projects/${ws.project.id}/views`, headers: bearer(key) })).json().items as { view_id: string; name: string; filters: Record<string, string>; shared: boolean }[]
 /** The hidden fields of the save form on a page. */
-const hidden = (html: string) => Object.fromEntries([...(/<form[^>]*class="filters save-view"[\s\S]*?<\/form>/.exec(html)?.[0] ?? '').matchAll(/type="hidden" name="([^"]+)" value="([^"]*)"/g)].map((m) => [m[1]!, m[2]!.replaceAll('&amp;', '&')]))
+const hidden = (html: string) => Object.fromEntries([...(/<form[^>]*class="save-view"[\s\S]*?<\/form>/.exec(html)?.[0] ?? '').matchAll(/type="hidden" name="([^"]+)" value="([^"]*)"/g)].map((m) => [m[1]!, m[2]!.replaceAll('&amp;', '&')]))
 
 t.test('saving the current filters: a flash, then the board with the view\'s filters', async (t) => {
   const shown = await owner.get(`${page}?status=pending&type=partnership&evaluation=all&q=`)

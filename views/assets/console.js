@@ -149,10 +149,17 @@ document.addEventListener('submit', async (event) => {
   }
   form.removeAttribute('aria-busy')
   if (inPanel && outcome !== 'away') {
-    // Saved (or refused) from the card's panel: the board behind says so; back to the card.
+    // Saved (or refused) from the card's panel: the board behind says so. The review form goes
+    // back to the card; a triage form (tags, assignee, merge) shows the card again in the panel,
+    // as it is now, at the same field (to add another tag).
     const id = inPanel.dataset.eventId
-    inPanel.close()
     const card = cardById(id)
+    if (form.hasAttribute('data-panel-form') && card && card.offsetParent !== null) {
+      const again = form.classList.contains('tag-add') ? 'form.tag-add input[name="add"]' : form.classList.contains('assign-form') ? 'form.assign-form select' : null
+      await openPanel(card, again)
+      return
+    }
+    inPanel.close()
     if (card) setCurrent(card)
   }
 })
@@ -220,7 +227,7 @@ const panel = () => {
   close.addEventListener('click', () => dialog.close())
   const keys = document.createElement('span')
   keys.className = 'muted panel-keys'
-  keys.textContent = 'j/k next · 1–6 status · u/n/0 evaluation · Esc close'
+  keys.textContent = 'j/k next · 1–6 status · u/n/0 evaluation · a assign me · t tag · Esc close'
   bar.append(full, keys, close)
   const body = document.createElement('div')
   body.className = 'panel-body'
@@ -232,8 +239,12 @@ const panel = () => {
   document.body.append(dialog)
   return dialog
 }
-/** The card's page, shown in the panel; its review form then posts in place and returns to this board. */
-const openPanel = async (card) => {
+/**
+ * The card's page, shown in the panel; its review form and its triage forms (tags, assignee,
+ * merge, unmerge) then post in place and return to this board. `focus`: a selector in the panel
+ * to put the focus on (else its "Open as a page" link).
+ */
+const openPanel = async (card, focus = null) => {
   const link = card.querySelector('a.open')
   setCurrent(card, false)
   let res
@@ -248,10 +259,10 @@ const openPanel = async (card) => {
     window.location.assign(link.href)
     return
   }
-  const form = detail.querySelector('form.review-detail')
-  if (form) {
+  for (const form of detail.querySelectorAll('form.review-detail, form[data-panel-form]')) {
     form.setAttribute('data-inplace', '')
-    form.querySelector('input[name="back"]').value = boardEl().dataset.back
+    const back = form.querySelector('input[name="back"]')
+    if (back) back.value = boardEl().dataset.back
   }
   detail.removeAttribute('id')
   const dialog = panel()
@@ -262,8 +273,14 @@ const openPanel = async (card) => {
   dialog.querySelector('.panel-body').replaceChildren(document.adoptNode(detail))
   localizeTimes(dialog)
   if (!dialog.open) dialog.showModal()
-  dialog.querySelector('.panel-body').scrollTop = 0
-  dialog.querySelector('.panel-full').focus()
+  const target = focus && dialog.querySelector(focus)
+  if (target) {
+    target.scrollIntoView({ block: 'center' })
+    target.focus()
+  } else {
+    dialog.querySelector('.panel-body').scrollTop = 0
+    dialog.querySelector('.panel-full').focus()
+  }
   announce(`Opened: ${heading ? heading.textContent.trim().slice(0, 120) : 'opportunity'}`)
 }
 
@@ -303,18 +320,29 @@ document.addEventListener('focusin', (event) => {
 
 /** Sets one review field of a card by posting its review form (with the card's version); the board is redrawn. */
 const reviewCard = async (card, field, value) => {
-  const id = card.dataset.eventId
   const label = field === 'evaluation' ? `Evaluation ${value === '' ? 'none' : value.replace('_', ' ')}` : `Status ${value}`
   if ((card.dataset[field] || '') === value) {
     announce(`${label} already.`)
     return
   }
+  await postCard(card, 'review', { [`orig_${field}`]: card.dataset[field] || '', [field]: value })
+}
+
+/** `a`: the card to me, or (when it is mine) to nobody — the assign form, with the card's version. */
+const assignCard = async (card) => {
+  const mine = card.dataset.assignee !== '' && card.dataset.assignee === boardEl().dataset.me
+  await postCard(card, 'assign', mine ? { assignee: '' } : { me: '1' })
+}
+
+/** Posts one of a card's forms (`review`, `assign`, …) with its version; the board is redrawn, the card (and its panel) kept. */
+const postCard = async (card, what, fields) => {
+  const id = card.dataset.eventId
   const board = boardEl()
   const csrf = document.querySelector('input[name="_csrf"]')
-  const body = new URLSearchParams({ _csrf: csrf ? csrf.value : '', back: board.dataset.back, version: card.dataset.version, [`orig_${field}`]: card.dataset[field] || '', [field]: value })
+  const body = new URLSearchParams({ _csrf: csrf ? csrf.value : '', back: board.dataset.back, version: card.dataset.version, ...fields })
   card.setAttribute('aria-busy', 'true')
   const index = visibleCards().indexOf(card)
-  const outcome = await postAndRedraw(`${board.dataset.reviewBase}${encodeURIComponent(id)}/review`, body)
+  const outcome = await postAndRedraw(`${board.dataset.reviewBase}${encodeURIComponent(id)}/${what}`, body)
   if (outcome === 'network') {
     card.removeAttribute('aria-busy')
     showMessage('Not saved: the server could not be reached. Try again.', 'error')
@@ -381,6 +409,14 @@ document.addEventListener('keydown', (event) => {
     if (current) void reviewCard(current, 'status', statuses[Number(key) - 1])
   } else if (key === 'u' || key === 'n' || key === '0') {
     if (current) void reviewCard(current, 'evaluation', { u: 'useful', n: 'not_useful', 0: '' }[key])
+  } else if (key === 'a') {
+    if (current) void assignCard(current)
+  } else if (key === 't') {
+    // The tag field of the card's panel (opened for it if needed).
+    if (!current) return
+    const input = inPanel && dialog.dataset.eventId === current.dataset.eventId && dialog.querySelector('form.tag-add input[name="add"]')
+    if (input) input.focus()
+    else void openPanel(current, 'form.tag-add input[name="add"]')
   } else if (key === 'x') {
     const box = current && current.querySelector('input[name="event_ids"]')
     if (!box) return
