@@ -18,6 +18,8 @@ t.test('triage: a and t on the board, merge and unmerge, saved views, 1280 and 3
   const { app, url } = await listenTestApp(t)
   const ws = await seedWorkspace(app)
   const reviewer = await addMember(app, ws.project.id, 'reviewer', `dana.reyes-${Date.now()}@example.com`)
+  // A member whose email is far wider than a phone: the assignee select and the history must still fit.
+  const wide = await addMember(app, ws.project.id, 'reviewer', 'maximilian-alexander.von-der-langen-strasse.partnerships@example-enterprise-customer.com')
   const api = `/api/v1/mcp/projects/${ws.project.id}/opportunities`
   const tool = async (name: string, args: Record<string, unknown>) => {
     const res = await app.inject({ method: 'POST', url: `/v1/tools/${name}`, headers: bearer(ws.keys.service), payload: { project: ws.project.id, ...args } })
@@ -177,12 +179,23 @@ t.test('triage: a and t on the board, merge and unmerge, saved views, 1280 and 3
       const box = await phone.locator(section).first().boundingBox()
       t.ok(box && box.x >= 0 && box.x + box.width <= 390, `${section} fits`)
     }
-    // The panel at 390 too.
+    // The panel at 390 too, with a change by the member of the widest email in its history.
+    const tagged = await app.inject({ method: 'POST', url: `${api}/${target}/tags`, headers: bearer(wide.keys.mcp), payload: { add: ['wide-history'] } })
+    t.equal(tagged.statusCode, 200)
     await phone.goto(board)
     await phone.locator(`article.mini[data-event-id="${target}"] a.open`).click()
     await phone.locator('dialog#card-panel').waitFor({ state: 'visible' })
-    const inPanel = await phone.locator('dialog#card-panel .panel-body').evaluate((el) => ({ scrollWidth: el.scrollWidth, clientWidth: el.clientWidth }))
-    t.ok(inPanel.scrollWidth <= inPanel.clientWidth, `nothing sideways in the panel (${inPanel.scrollWidth} ≤ ${inPanel.clientWidth})`)
+    const inPanel = await phone.locator('dialog#card-panel .panel-body').evaluate((el) => {
+      // The element reaching furthest right, to name it when something does not fit.
+      let widest = ''
+      let right = 0
+      for (const e of el.querySelectorAll('*')) {
+        const r = e.getBoundingClientRect().right
+        if (r > right) [right, widest] = [r, `${e.tagName.toLowerCase()}.${[...e.classList].join('.')} "${(e.textContent ?? '').trim().slice(0, 40)}"`]
+      }
+      return { scrollWidth: el.scrollWidth, clientWidth: el.clientWidth, widest, right: Math.round(right) }
+    })
+    t.ok(inPanel.scrollWidth <= inPanel.clientWidth, `nothing sideways in the panel (${inPanel.scrollWidth} ≤ ${inPanel.clientWidth}; furthest right: ${inPanel.widest} at ${inPanel.right})`)
     await phone.screenshot({ path: `${SHOTS}/triage-panel-390.png` })
   })
 
