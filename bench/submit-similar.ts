@@ -33,7 +33,9 @@ import { loadAverage } from './client-process.ts'
 
 const { values: args } = parseArgs({
   options: {
-    rows: { type: 'string', default: '100000' }, calls: { type: 'string', default: '200' }, queries: { type: 'string', default: '10' },
+    rows: { type: 'string', default: '100000' },
+    calls: { type: 'string', default: '200' },
+    queries: { type: 'string', default: '10' },
     data: { type: 'string', default: 'template' },
   },
   strict: true,

@@ -1,4 +1,4 @@
-import { and, asc, desc, eq, getTableColumns, gt, inArray, isNull, ne, or, sql, type SQL } from '../orm.ts'
+import { and, asc, desc, eq, getTableColumns, gt, inArray, isNull, or, sql, type SQL } from '../orm.ts'
 import { preparedRows, rowsOf, type Queryable } from '../client.ts'
 import { opportunities, opportunityCounts, opportunityTags, reviewHistory, users } from '../schema.ts'
 import { newId } from '../ids.ts'
