@@ -127,7 +127,7 @@ export const opportunities = pgTable('opportunities', {
   index('opportunities_assignee_idx').on(t.projectId, t.assigneeUserId, t.receivedAt.desc().nullsFirst(), t.id),
   index('opportunities_merged_into_idx').on(t.mergedInto).where(sql`${t.mergedInto} is not null`),
   // The similarity candidates: the opportunities sharing a MinHash band with a text (`&&`).
-  index('opportunities_similarity_bands_idx').using('gin', t.similarityBands),
+  index('opportunities_similarity_bands_idx').using('gin', t.similarityBands).with({ fastupdate: 'off' }),
   oneOf('opportunities_status_check', 'status', statuses),
   oneOf('opportunities_evaluation_check', 'evaluation', evaluations),
   check('opportunities_report_count_check', sql`${t.reportCount} >= 1`),
