@@ -313,10 +313,11 @@ function buildWalk(db: Queryable, f: WalkFilters, after: boolean, name: string) 
  * Similarity of opportunities (issue 28): pg_trgm's `similarity` of key_information, ranked on a
  * bounded set of candidates: the rows sharing a MinHash band of their words with the text
  * (`similarity_bands && …`, a GIN index; db/migrations/0017_similarity_bands.sql), at most
- * `candidates` through the 8 strict bands (near-duplicates: one word changed) and as many through
- * the 16 loose ones (rewordings). So a query reads 24 short posting lists and ranks at most 200
- * rows however many rows look alike (the trigram index read every posting list of the text's
- * trigrams and rechecked every row half-alike: 220 ms a submit at 100k rows of look-alikes).
+ * 20 through the 8 strict bands (near-duplicates: one word changed) and 30 through the 16 loose
+ * ones (rewordings), each tier's those sharing most bands of at most 1,000 and 300 rows read. So
+ * a query reads 24 posting lists and at most 1,300 rows and ranks at most 50, however many look
+ * alike (the trigram index read every posting list of the text's trigrams and rechecked every
+ * row half-alike: 220 ms a submit at 100k rows of look-alikes).
  * Chosen over full-text ranking and the exhaustive trigram search by bench/similarity.ts and
  * bench/submit-similar.ts (docs/design.md).
  */
@@ -327,10 +328,13 @@ export const SIMILAR = {
   atSubmit: 5,
   /** How much of a text is compared: its first 1,000 characters (the bands take the words of as many). */
   chars: 1000,
-  /** The most candidates each tier of bands gives (so at most twice as many are ranked). */
-  candidates: 100,
-  /** The most rows the strict tier reads to choose its `candidates` (those sharing most strict bands). */
-  strictRead: 1000,
+  /**
+   * Each tier of bands reads at most `read` rows sharing one of its bands and keeps the `keep`
+   * sharing most: at most 50 rows ranked by similarity() (about 60 µs each on PostgreSQL under
+   * load, 80 µs in PGlite), however many look alike.
+   */
+  strict: { read: 1000, keep: 20 },
+  loose: { read: 300, keep: 30 },
   /** Bands 0–15 of similarity_bands are the loose ones, 16–23 the strict ones. */
   looseBands: 16,
   /** false: submit skips the similarity query (bench/submit-similar.ts measures submit both ways). */
@@ -357,15 +361,15 @@ async function similarIn(tx: Queryable, projectId: string, q: SimilarQuery, band
   const strict = `{${bands.slice(SIMILAR.looseBands).join(',')}}`
   const loose = `{${bands.slice(0, SIMILAR.looseBands).join(',')}}`
   const where = (tier: string) => sql`project_id = ${projectId} and merged_into is null and id <> ${q.exclude ?? ''} and similarity_bands && ${tier}::int[]`
-  // Strict tier: of at most `strictRead` rows, the `candidates` sharing most strict bands (a
-  // cluster of look-alikes cannot push a near-duplicate out). Loose tier: any `candidates`.
+  // Each tier: of at most `read` rows sharing one of its bands, the `keep` sharing most (a
+  // cluster of look-alikes cannot push a near-duplicate out), ranked by similarity() together.
+  const tier = (bandsOf: string, t: { read: number; keep: number }) => sql`(select id, key_information from (
+      select id, key_information, similarity_bands from opportunities where ${where(bandsOf)} limit ${t.read}) r
+    order by (select count(*) from unnest(r.similarity_bands) b where b = any(${bandsOf}::int[])) desc limit ${t.keep})`
   return rowsOf<SimilarOpportunity>(await tx.execute(sql`
     select id as event_id, round(s::numeric, 3)::float8 as score, key_information from (
       select id, key_information, similarity(key_information, ${text}::text) as s from (
-        (select id, key_information from (select id, key_information, similarity_bands from opportunities where ${where(strict)} limit ${SIMILAR.strictRead}) r
-         order by (select count(*) from unnest(r.similarity_bands) b where b = any(${strict}::int[])) desc limit ${SIMILAR.candidates})
-        union
-        (select id, key_information from opportunities where ${where(loose)} limit ${SIMILAR.candidates})
+        ${tier(strict, SIMILAR.strict)} union ${tier(loose, SIMILAR.loose)}
       ) c
     ) r
     where s >= ${q.minScore}
