@@ -40,9 +40,9 @@ const bands = (min: number) => `with q as (select opportunity_similarity_bands('
   select id from (
     select id, similarity(key_information, $1) as sim from (
       (select id from (select id, b from s, q where id <> $2 and s.b && q.qb[17:24] limit 1000) r, q
-       order by (select count(*) from unnest(r.b) x where x = any(q.qb[17:24])) desc limit 20)
+       order by (select count(*) from unnest(r.b) x where x = any(q.qb[17:24])) desc limit 10)
       union
-      (select id from (select id, b from s, q where id <> $2 and s.b && q.qb[1:16] limit 300) r, q
+      (select id from (select id, b from s, q where id <> $2 and s.b && q.qb[1:16] limit 100) r, q
        order by (select count(*) from unnest(r.b) x where x = any(q.qb[1:16])) desc limit 30)
     ) c join s using (id)
   ) r where sim >= ${min} order by sim desc, id limit 5`

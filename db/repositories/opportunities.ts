@@ -313,9 +313,9 @@ function buildWalk(db: Queryable, f: WalkFilters, after: boolean, name: string) 
  * Similarity of opportunities (issue 28): pg_trgm's `similarity` of key_information, ranked on a
  * bounded set of candidates: the rows sharing a MinHash band of their words with the text
  * (`similarity_bands && …`, a GIN index; db/migrations/0017_similarity_bands.sql), at most
- * 20 through the 8 strict bands (near-duplicates: one word changed) and 30 through the 16 loose
- * ones (rewordings), each tier's those sharing most bands of at most 1,000 and 300 rows read. So
- * a query reads 24 posting lists and at most 1,300 rows and ranks at most 50, however many look
+ * 10 through the 8 strict bands (near-duplicates: one word changed) and 15 through the 16 loose
+ * ones (rewordings), each tier's those sharing most bands of at most 1,000 and 100 rows read. So
+ * a query reads 24 posting lists and at most 1,100 rows and ranks at most 25, however many look
  * alike (the trigram index read every posting list of the text's trigrams and rechecked every
  * row half-alike: 220 ms a submit at 100k rows of look-alikes).
  * Chosen over full-text ranking and the exhaustive trigram search by bench/similarity.ts and
@@ -330,11 +330,11 @@ export const SIMILAR = {
   chars: 1000,
   /**
    * Each tier of bands reads at most `read` rows sharing one of its bands and keeps the `keep`
-   * sharing most: at most 50 rows ranked by similarity() (about 60 µs each on PostgreSQL under
+   * sharing most: at most 25 rows ranked by similarity() (about 60 µs each on PostgreSQL under
    * load, 80 µs in PGlite), however many look alike.
    */
-  strict: { read: 1000, keep: 20 },
-  loose: { read: 300, keep: 30 },
+  strict: { read: 1000, keep: 10 },
+  loose: { read: 100, keep: 15 },
   /** Bands 0–15 of similarity_bands are the loose ones, 16–23 the strict ones. */
   looseBands: 16,
   /** false: submit skips the similarity query (bench/submit-similar.ts measures submit both ways). */
