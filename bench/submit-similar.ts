@@ -13,9 +13,9 @@
 // over the tools REST route in this process (app.inject). Half the submitted texts (each way) are demo
 // texts with one word changed (few look alike), half are like the stored ones (hundreds do).
 // Prints p50/p95 of both and the ratio of p50s (goal ≤ 2), the load average, and side by side
-// on the same rows the two candidate queries alone: pg_trgm similarity through the trigram index
-// (the chosen one) and full-text ranking with OR-ed terms (bench/similarity.ts compares their
-// quality). Embedded PGlite (a temporary folder) by default; with DATABASE_URL, a fresh database
+// on the same rows the two candidate queries alone: the shipped one (pg_trgm similarity ranked on
+// MinHash band candidates, db/repositories/opportunities.ts) and full-text ranking with OR-ed
+// terms (bench/similarity.ts compares their quality). Embedded PGlite (a temporary folder) by default; with DATABASE_URL, a fresh database
 // `growthdesk_bench_similar` on that PostgreSQL server, dropped afterwards.
 import fs from 'node:fs'
 import os from 'node:os'
