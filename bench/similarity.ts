@@ -9,6 +9,7 @@
 // precision@1, recall@5, MRR, and how often a distractor (no duplicate) gets no answer at all.
 import { PGlite } from '@electric-sql/pglite'
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm'
+import { readFileSync } from 'node:fs'
 import { loadSimilaritySet, measure, type LabelledItem } from './similarity-metrics.ts'
 
 const set = loadSimilaritySet()
@@ -19,6 +20,13 @@ await db.exec(`
   create index s_trgm on s using gin (key_information gin_trgm_ops);
   create index s_fts on s using gin (to_tsvector('english', contribution_type || ' ' || key_information || ' ' || reason || ' ' || suggested_action));
 `)
+// The MinHash bands of migration 0017 (its first statement: the function), as a generated column.
+const bandsFunction = readFileSync(new URL('../db/migrations/0017_similarity_bands.sql', import.meta.url), 'utf8').split('--> statement-breakpoint')[0]!
+await db.exec(bandsFunction)
+await db.exec(`
+  alter table s add column b int[] generated always as (opportunity_similarity_bands('p', key_information)) stored;
+  create index s_bands on s using gin (b);
+`)
 for (const i of set) {
   await db.query('insert into s values ($1, $2, $3, $4, $5)', [i.id, i.contribution_type, i.key_information, i.reason, i.suggested_action])
 }
@@ -27,9 +35,23 @@ for (const i of set) {
 const orQuery = 'replace(plainto_tsquery(\'english\', $1)::text, \' & \', \' | \')::tsquery'
 const doc = 'to_tsvector(\'english\', contribution_type || \' \' || key_information || \' \' || reason || \' \' || suggested_action)'
 
+/** What similarIn runs (db/repositories/opportunities.ts): candidates by band, ranked by similarity. */
+const bands = (min: number) => `with q as (select opportunity_similarity_bands('p', $1) as qb)
+  select id from (
+    select id, similarity(key_information, $1) as sim from (
+      (select id from (select id, b from s, q where id <> $2 and s.b && q.qb[17:24] limit 1000) r, q
+       order by (select count(*) from unnest(r.b) x where x = any(q.qb[17:24])) desc limit 10)
+      union
+      (select id from (select id, b from s, q where id <> $2 and s.b && q.qb[1:16] limit 100) r, q
+       order by (select count(*) from unnest(r.b) x where x = any(q.qb[1:16])) desc limit 30)
+    ) c join s using (id)
+  ) r where sim >= ${min} order by sim desc, id limit 5`
+
 const methods: { name: string; setup?: string; sql: string }[] = [
+  { name: 'MinHash bands, similarity ≥ 0.3 (chosen)', sql: bands(0.3) },
+  { name: 'MinHash bands, similarity ≥ 0.25', sql: bands(0.25) },
   {
-    name: 'pg_trgm similarity ≥ 0.3 (chosen)',
+    name: 'pg_trgm similarity ≥ 0.3 (exhaustive)',
     setup: 'select set_config(\'pg_trgm.similarity_threshold\', \'0.3\', false)',
     sql: 'select id from s where id <> $2 and key_information % $1 order by similarity(key_information, $1) desc, id limit 5',
   },

@@ -110,6 +110,12 @@ export const opportunities = pgTable('opportunities', {
   mergedBy: text('merged_by').references(() => users.id, { onDelete: 'set null' }),
   /** The member it is given to (a member of the project). */
   assigneeUserId: text('assignee_user_id').references(() => users.id, { onDelete: 'set null' }),
+  /**
+   * The MinHash bands of key_information's words, each tied to the project (a function in
+   * db/migrations/0017_similarity_bands.sql): the candidates of similarity are the opportunities
+   * sharing a band with a text (see similarIn). Computed by PostgreSQL at insert.
+   */
+  similarityBands: integer('similarity_bands').array().notNull().generatedAlwaysAs(sql`opportunity_similarity_bands(project_id, key_information)`),
 }, (t) => [
   uniqueIndex('opportunities_external_key').on(t.projectId, t.externalId),
   index('opportunities_recent_idx').on(t.projectId, t.receivedAt.desc().nullsFirst(), t.id),
@@ -120,8 +126,8 @@ export const opportunities = pgTable('opportunities', {
   index('opportunities_evaluation_idx').on(t.projectId, t.evaluation, t.receivedAt.desc().nullsFirst(), t.id),
   index('opportunities_assignee_idx').on(t.projectId, t.assigneeUserId, t.receivedAt.desc().nullsFirst(), t.id),
   index('opportunities_merged_into_idx').on(t.mergedInto).where(sql`${t.mergedInto} is not null`),
-  // Trigram similarity of the facts (pg_trgm): the duplicates found at submit.
-  index('opportunities_key_information_trgm_idx').using('gin', sql`${t.keyInformation} gin_trgm_ops`),
+  // The similarity candidates: the opportunities sharing a MinHash band with a text (`&&`).
+  index('opportunities_similarity_bands_idx').using('gin', t.similarityBands).with({ fastupdate: 'off' }),
   oneOf('opportunities_status_check', 'status', statuses),
   oneOf('opportunities_evaluation_check', 'evaluation', evaluations),
   check('opportunities_report_count_check', sql`${t.reportCount} >= 1`),

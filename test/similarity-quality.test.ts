@@ -8,8 +8,12 @@ import { buildTestApp, fixedClock, seedWorkspace } from './helpers/app.ts'
 import { loadSimilaritySet, measure } from '../bench/similarity-metrics.ts'
 import { SIMILAR } from '../db/repositories/opportunities.ts'
 
-/** Measured with pg_trgm similarity ≥ 0.3: P@1 81.3 %, R@5 59.7 %, MRR 0.813, distractors empty 75 %. */
-const FLOORS = { precisionAt1: 0.8, recallAt5: 0.58, mrr: 0.8, distractorsEmpty: 0.7 }
+/**
+ * Measured with similarity ≥ 0.3 ranked on the MinHash band candidates (0017): P@1 79.2 %, R@5
+ * 58.3 %, MRR 0.792, distractors empty 81.3 % (the exhaustive trigram search before it: 81.3 %,
+ * 59.7 %, 0.813, 75 %; one query of 48 lost its first answer, a paraphrase).
+ */
+const FLOORS = { precisionAt1: 0.78, recallAt5: 0.57, mrr: 0.78, distractorsEmpty: 0.75 }
 
 t.test('similarity on the labelled set stays above its floors', async (t) => {
   const app = await buildTestApp(t, { now: fixedClock('2026-11-20T12:00:00.000Z') })

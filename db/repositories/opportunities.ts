@@ -1,5 +1,5 @@
-import { and, asc, desc, eq, getTableColumns, gt, inArray, isNull, ne, or, sql, type SQL } from '../orm.ts'
-import { preparedRows, type Queryable } from '../client.ts'
+import { and, asc, desc, eq, getTableColumns, gt, inArray, isNull, or, sql, type SQL } from '../orm.ts'
+import { preparedRows, rowsOf, type Queryable } from '../client.ts'
 import { opportunities, opportunityCounts, opportunityTags, reviewHistory, users } from '../schema.ts'
 import { newId } from '../ids.ts'
 import { enqueueWebhooks } from './webhooks.ts'
@@ -310,20 +310,33 @@ function buildWalk(db: Queryable, f: WalkFilters, after: boolean, name: string) 
 }
 
 /**
- * Similarity of opportunities (issue 28): pg_trgm's `similarity` of key_information, found through
- * its trigram GIN index (`%`, whose threshold is `pg_trgm.similarity_threshold`, set LOCAL to the
- * minimum score). Chosen over full-text ranking by bench/similarity.ts (docs/design.md).
+ * Similarity of opportunities (issue 28): pg_trgm's `similarity` of key_information, ranked on a
+ * bounded set of candidates: the rows sharing a MinHash band of their words with the text
+ * (`similarity_bands && …`, a GIN index; db/migrations/0017_similarity_bands.sql), at most
+ * 10 through the 8 strict bands (near-duplicates: one word changed) and 15 through the 16 loose
+ * ones (rewordings), each tier's those sharing most bands of at most 1,000 and 100 rows read. So
+ * a query reads 24 posting lists and at most 1,100 rows and ranks at most 25, however many look
+ * alike (the trigram index read every posting list of the text's trigrams and rechecked every
+ * row half-alike: 220 ms a submit at 100k rows of look-alikes).
+ * Chosen over full-text ranking and the exhaustive trigram search by bench/similarity.ts and
+ * bench/submit-similar.ts (docs/design.md).
  */
 export const SIMILAR = {
   /** The score below which an opportunity is not similar (pg_trgm's own default threshold). */
   minScore: 0.3,
   /** How many a submission answers. */
   atSubmit: 5,
-  /**
-   * How much of a text is compared: its first 1,000 characters. Each trigram of the text is a
-   * posting list the index reads; a 10,000-character text has thousands (bench/submit-similar.ts).
-   */
+  /** How much of a text is compared: its first 1,000 characters (the bands take the words of as many). */
   chars: 1000,
+  /**
+   * Each tier of bands reads at most `read` rows sharing one of its bands and keeps the `keep`
+   * sharing most: at most 25 rows ranked by similarity() (about 60 µs each on PostgreSQL under
+   * load, 80 µs in PGlite), however many look alike.
+   */
+  strict: { read: 1000, keep: 10 },
+  loose: { read: 100, keep: 15 },
+  /** Bands 0–15 of similarity_bands are the loose ones, 16–23 the strict ones. */
+  looseBands: 16,
   /** false: submit skips the similarity query (bench/submit-similar.ts measures submit both ways). */
   atSubmitEnabled: true,
 }
@@ -338,24 +351,30 @@ export interface SimilarQuery {
 
 /**
  * The opportunities of the project not merged into another whose key_information is most like
- * `text`, best first (score, then id), each with its score rounded to 3 decimals. Runs in `tx`,
- * which must be a transaction (the threshold is set LOCAL to it).
+ * `text`, best first (score, then id), each with its score rounded to 3 decimals. `bands`: the
+ * text's similarity bands in this project when known (a stored row's), else computed here.
  */
-async function similarIn(tx: Queryable, projectId: string, q: SimilarQuery): Promise<SimilarOpportunity[]> {
+async function similarIn(tx: Queryable, projectId: string, q: SimilarQuery, bands?: number[]): Promise<SimilarOpportunity[]> {
   const text = q.text.slice(0, SIMILAR.chars)
-  await tx.execute(sql`select set_config('pg_trgm.similarity_threshold', ${String(q.minScore)}, true)`)
-  const score = sql`similarity(${opportunities.keyInformation}, ${text}::text)`
-  return tx
-    .select({ event_id: opportunities.id, score: sql<number>`round(${score}::numeric, 3)::float8`, key_information: opportunities.keyInformation })
-    .from(opportunities)
-    .where(and(
-      eq(opportunities.projectId, projectId),
-      isNull(opportunities.mergedInto),
-      q.exclude !== undefined ? ne(opportunities.id, q.exclude) : undefined,
-      sql`${opportunities.keyInformation} % ${text}::text`
-    ))
-    .orderBy(sql`${score} desc`, asc(opportunities.id))
-    .limit(q.limit)
+  bands ??= rowsOf<{ b: number[] }>(await tx.execute(sql`select opportunity_similarity_bands(${projectId}::text, ${text}::text) as b`))[0]!.b
+  if (bands.length === 0) return []
+  const strict = `{${bands.slice(SIMILAR.looseBands).join(',')}}`
+  const loose = `{${bands.slice(0, SIMILAR.looseBands).join(',')}}`
+  const where = (tier: string) => sql`project_id = ${projectId} and merged_into is null and id <> ${q.exclude ?? ''} and similarity_bands && ${tier}::int[]`
+  // Each tier: of at most `read` rows sharing one of its bands, the `keep` sharing most (a
+  // cluster of look-alikes cannot push a near-duplicate out), ranked by similarity() together.
+  const tier = (bandsOf: string, t: { read: number; keep: number }) => sql`(select id, key_information from (
+      select id, key_information, similarity_bands from opportunities where ${where(bandsOf)} limit ${t.read}) r
+    order by (select count(*) from unnest(r.similarity_bands) b where b = any(${bandsOf}::int[])) desc limit ${t.keep})`
+  return rowsOf<SimilarOpportunity>(await tx.execute(sql`
+    select id as event_id, round(s::numeric, 3)::float8 as score, key_information from (
+      select id, key_information, similarity(key_information, ${text}::text) as s from (
+        ${tier(strict, SIMILAR.strict)} union ${tier(loose, SIMILAR.loose)}
+      ) c
+    ) r
+    where s >= ${q.minScore}
+    order by s desc, id
+    limit ${q.limit}`))
 }
 
 export function createOpportunitiesRepository(db: Queryable) {
@@ -415,15 +434,15 @@ export function createOpportunitiesRepository(db: Queryable) {
           .from(opportunities)
           .where(and(eq(opportunities.projectId, input.projectId), eq(opportunities.externalId, input.externalId!))))[0]!
         const similar = SIMILAR.atSubmitEnabled
-          ? await similarIn(tx, input.projectId, { text: found.keyInformation, limit: SIMILAR.atSubmit, minScore: SIMILAR.minScore, exclude: found.id })
+          ? await similarIn(tx, input.projectId, { text: found.keyInformation, limit: SIMILAR.atSubmit, minScore: SIMILAR.minScore, exclude: found.id }, found.similarityBands)
           : []
         return { opportunity: toOpportunity(found), created: Boolean(row), similar }
       })
     },
 
-    /** The opportunities most like `q.text` (see similarIn), in a transaction of their own. */
+    /** The opportunities most like `q.text` (see similarIn). */
     async similar(projectId: string, q: SimilarQuery): Promise<SimilarOpportunity[]> {
-      return db.transaction((tx) => similarIn(tx, projectId, q))
+      return similarIn(db, projectId, q)
     },
 
     /**

@@ -84,6 +84,27 @@ t.test('similar at submit and find_similar_opportunities', async (t) => {
     t.same(unrelated.similar, [], 'nothing alike: none')
   })
 
+  t.test('a cluster of 2,000 look-alikes: the near-duplicate still first', async (t) => {
+    // Look-alikes stored before the original (a read in storage order meets them first), all
+    // with the query's first 15 words: 900 near-identical to it (word Jaccard ≈ 0.8, most share
+    // a strict band: more than the strict tier keeps) and 1,100 half-alike; none as alike as the
+    // original (one word changed). Only ranking the band candidates by bands shared (similarIn)
+    // keeps the original among those ranked.
+    const head = 'Customers on the enterprise plan report that CSV exports of the billing dashboard time out'
+    await app.db.execute(sql`insert into opportunities (id, project_id, contribution_type, key_information, reason, suggested_action, received_at)
+      select 'opp_cluster' || lpad(g::text, 15, '0'), ${ws.project.id}, 'community_feedback',
+             ${head} || case when g <= 900 then ' for accounts in Asia (ticket ' || g || ')' else ' (account ' || g || ')' end, 'r', 'a', now()
+      from generate_series(1, 2000) g`)
+    const original = await submit(`${head} for accounts in Europe since Tuesday`)
+    const r = await submit(`${head} for accounts in Europe since Monday`)
+    t.equal(r.similar[0]?.event_id, original.event_id, 'the original first')
+    t.equal(r.similar.length, 5)
+    wellOrdered(t, r.similar, 'cluster')
+    const found = await tool(app, key, 'find_similar_opportunities', { project, event_id: r.event_id })
+    t.equal(found.body.items[0].event_id, original.event_id, 'find_similar_opportunities: the original first')
+    await app.db.execute(sql`delete from opportunities where id like 'opp_cluster%'`)
+  })
+
   t.test('merged opportunities never appear', async (t) => {
     const dup = await submit('Usage of a 25 seat team dropped 60% after their champion left the company')
     t.equal(dup.similar[0]?.event_id, base[2])
