@@ -241,16 +241,44 @@ function listConditions(f: ListFilters) {
   if (f.evaluation !== 'all') counted.push(eq(opportunityCounts.evaluation, p('evaluation')))
   // A search, one day, a tag or an assignee: counting the matching rows (the counters know none
   // of them). All dates, no search: the counters.
-  const total = f.tag !== undefined
-    ? sql<number>`(select count(*)::int from ${opportunityTags} join ${opportunities} on ${opportunities.id} = ${opportunityTags.opportunityId} where ${opportunityTags.tagId} = ${tagId} and ${and(...where)})`
-    : f.receivedOn || f.q !== undefined || f.assignee !== undefined
-      ? sql<number>`(select count(*)::int from ${opportunities} where ${and(...where)})`
-      : sql<number>`(select coalesce(sum(${opportunityCounts.n}), 0)::int from ${opportunityCounts} where ${and(...counted)})`
+  const onlyThis = f.type === 'all' && f.status === 'all' && f.evaluation === 'all' && !f.receivedOn && f.q === undefined
+  const total = onlyThis && f.tag !== undefined && f.assignee === undefined
+    ? onlyTagTotal
+    : onlyThis && f.tag === undefined && f.assignee !== undefined
+      ? onlyAssigneeTotal(f.assignee === null)
+      : f.tag !== undefined
+        ? sql<number>`(select count(*)::int from ${opportunityTags} join ${opportunities} on ${opportunities.id} = ${opportunityTags.opportunityId} where ${opportunityTags.tagId} = ${tagId} and ${and(...where)})`
+        : f.receivedOn || f.q !== undefined || f.assignee !== undefined
+          ? sql<number>`(select count(*)::int from ${opportunities} where ${and(...where)})`
+          : sql<number>`(select coalesce(sum(${opportunityCounts.n}), 0)::int from ${opportunityCounts} where ${and(...counted)})`
   return { where, total }
 }
 
 /** The id of the project's tag named by the `tag` placeholder (any case), or null: one lookup in tags_project_name_key. */
 const tagId = sql`(select t.id from tags t where t.project_id = ${p('projectId')}::text and lower(t.name) = lower(${p('tag')}::text))`
+
+/**
+ * The total of a listing by tag alone: the tag's entries in opportunity_tags (an index-only count
+ * of opportunity_tags_listing_idx's range) less those of merged opportunities (read through the
+ * partial index of the merged ones, which are few). Joining every entry to its opportunity to
+ * check it is not merged cost 28 ms at 10,000 entries; this, a few.
+ */
+const onlyTagTotal = sql<number>`((select count(*) from opportunity_tags ot where ot.tag_id = ${tagId})
+  - (select count(*) from opportunities m where m.merged_into is not null and m.project_id = ${p('projectId')}::text
+       and exists (select 1 from opportunity_tags mt where mt.opportunity_id = m.id and mt.tag_id = ${tagId})))::int`
+
+/**
+ * The total of a listing by assignee alone (`nobody`: the unassigned): an index-only count of
+ * opportunities_assignee_idx's range, less the merged ones of that assignee (the partial index of
+ * the merged ones).
+ */
+function onlyAssigneeTotal(nobody: boolean) {
+  const whose = (t: 'a' | 'm') => nobody
+    ? sql.raw(`${t}.assignee_user_id is null`)
+    : sql`${sql.raw(t)}.assignee_user_id = (select u.id from users u where u.id = ${p('assignee')}::text or u.email = lower(${p('assignee')}::text))`
+  return sql<number>`((select count(*) from opportunities a where a.project_id = ${p('projectId')}::text and ${whose('a')})
+    - (select count(*) from opportunities m where m.merged_into is not null and m.project_id = ${p('projectId')}::text and ${whose('m')}))::int`
+}
 
 /**
  * Where a listing reads its rows, and the listing's key (received_at, id). With a tag, from that
