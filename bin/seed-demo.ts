@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto'
 import type { FastifyInstance } from 'fastify'
 import { defineCommand } from './command.ts'
 import { demoOpportunities, rng, type DemoType } from './demo-data.ts'
-import { addDays, localDate } from '../core/time.ts'
+import { addDays, localDate, startOfDay } from '../core/time.ts'
 
 /** The tag each demo opportunity gets for its type. */
 const DEMO_TAGS: Record<DemoType, string> = {
@@ -62,7 +62,6 @@ export async function seedProject(
 ) {
   const owner = { id: ownerId }
   const now = app.now()
-  const today = localDate(now, project.timezone)
 
   let opportunities = 0
   let reviewed = 0
@@ -118,40 +117,14 @@ export async function seedProject(
   }
   progress(`memories: ${memories} new`)
 
-  const random = rng(`${project.id}/events`)
-  const again = rng(`${project.id}/events-again`)
-  // A few hundred users: some sign up each day, and the signed-up ones come back now and then.
-  const batch: { uuid: string; event: string; distinct_id: string; timestamp: string; properties: Record<string, unknown> }[] = []
-  let users = 120
-  // Office hours of each day; today's only as far as now (a demo has no events from the future).
-  const at = (day: string, n: number) => {
-    const time = new Date(`${day}T${String(8 + (n % 12)).padStart(2, '0')}:${String(n % 60).padStart(2, '0')}:00Z`)
-    return time.getTime() <= now.getTime() ? time : new Date(now.getTime() - ((n % 50) + 1) * 60_000)
-  }
-  for (let d = 29; d >= 0; d--) {
-    const day = addDays(today, -d)
-    const signups = 5 + Math.floor(random() * 12)
-    for (let s = 0; s < signups; s++, users++) {
-      batch.push({ uuid: uuidOf(`${project.id}/signup/${users}`), event: 'signup', distinct_id: `user${users}@example.com`, timestamp: at(day, s).toISOString(), properties: { source: random() < 0.5 ? 'organic' : 'newsletter' } })
-    }
-    for (let u = 0; u < users; u++) {
-      if (random() > 0.35) continue
-      const id = `user${u}@example.com`
-      batch.push({ uuid: uuidOf(`${project.id}/use/${day}/${u}`), event: 'daily_use', distinct_id: id, timestamp: at(day, u).toISOString(), properties: {} })
-      // Some come back the same day: daily_use events outnumber daily_use users. Drawn from a
-      // generator of their own, so the other draws are those of earlier versions of this seed.
-      if (again() < 0.3) batch.push({ uuid: uuidOf(`${project.id}/use-again/${day}/${u}`), event: 'daily_use', distinct_id: id, timestamp: at(day, u + 5).toISOString(), properties: {} })
-      if (random() < 0.5) batch.push({ uuid: uuidOf(`${project.id}/view/${day}/${u}`), event: 'page_view', distinct_id: id, timestamp: at(day, u + 1).toISOString(), properties: { path: '/dashboard' } })
-      if (random() < 0.05) batch.push({ uuid: uuidOf(`${project.id}/invite/${day}/${u}`), event: 'invite_sent', distinct_id: id, timestamp: at(day, u + 2).toISOString(), properties: {} })
-    }
-  }
+  const { events: batch, users } = demoEvents(project.id, project.timezone, now)
   let accepted = 0
   const BATCH = 1000
   const batches = Math.ceil(batch.length / BATCH)
   progress(`events: ${batch.length} to record from ${users} users over 30 days, in ${batches} batches`)
   let told = 0
   for (let i = 0; i < batch.length; i += BATCH) {
-    accepted += (await app.repos.events.ingest(project.id, batch.slice(i, i + BATCH), now)).accepted
+    accepted += (await app.repos.events.ingest(project.id, batch.slice(i, i + BATCH).map(({ day: _, ...event }) => event), now)).accepted
     // A line at each quarter, not one per batch.
     const percent = Math.floor(((Math.min(i + BATCH, batch.length)) / batch.length) * 4) * 25
     if (percent > told) {
@@ -160,4 +133,55 @@ export async function seedProject(
     }
   }
   return { opportunities, reviewed, memories, events: accepted, distinct_users: users }
+}
+
+/** A demo event, with the project's calendar day it belongs to. */
+export interface DemoEvent {
+  uuid: string
+  event: string
+  distinct_id: string
+  timestamp: string
+  properties: Record<string, unknown>
+  day: string
+}
+
+/**
+ * 30 days of a few hundred users' events, up to `now`: some sign up each day, and the signed-up
+ * ones come back now and then. Each event is in the office hours (08:00–20:00) of its day in the
+ * project's time zone; today's that are still to come are spread over today's part so far
+ * instead, so none is in the future and none lands in another day (at 00:10 they fall between
+ * midnight and 00:10, not yesterday evening).
+ */
+export function demoEvents(projectId: string, timeZone: string, now: Date): { events: DemoEvent[]; users: number } {
+  const today = localDate(now, timeZone)
+  const random = rng(`${projectId}/events`)
+  const again = rng(`${projectId}/events-again`)
+  const events: DemoEvent[] = []
+  let users = 120
+  const at = (day: string, n: number) => {
+    const start = startOfDay(day, timeZone).getTime()
+    const time = start + (8 + (n % 12)) * 3_600_000 + (n % 60) * 60_000
+    if (time <= now.getTime()) return new Date(time).toISOString()
+    // Later today than now: at a point of today's part so far (its n-th hundredth, plus half).
+    const elapsed = now.getTime() - start
+    return new Date(start + Math.floor((elapsed * ((n % 100) + 0.5)) / 100)).toISOString()
+  }
+  for (let d = 29; d >= 0; d--) {
+    const day = addDays(today, -d)
+    const signups = 5 + Math.floor(random() * 12)
+    for (let s = 0; s < signups; s++, users++) {
+      events.push({ uuid: uuidOf(`${projectId}/signup/${users}`), event: 'signup', distinct_id: `user${users}@example.com`, timestamp: at(day, s), properties: { source: random() < 0.5 ? 'organic' : 'newsletter' }, day })
+    }
+    for (let u = 0; u < users; u++) {
+      if (random() > 0.35) continue
+      const id = `user${u}@example.com`
+      events.push({ uuid: uuidOf(`${projectId}/use/${day}/${u}`), event: 'daily_use', distinct_id: id, timestamp: at(day, u), properties: {}, day })
+      // Some come back the same day: daily_use events outnumber daily_use users. Drawn from a
+      // generator of their own, so the other draws are those of earlier versions of this seed.
+      if (again() < 0.3) events.push({ uuid: uuidOf(`${projectId}/use-again/${day}/${u}`), event: 'daily_use', distinct_id: id, timestamp: at(day, u + 5), properties: {}, day })
+      if (random() < 0.5) events.push({ uuid: uuidOf(`${projectId}/view/${day}/${u}`), event: 'page_view', distinct_id: id, timestamp: at(day, u + 1), properties: { path: '/dashboard' }, day })
+      if (random() < 0.05) events.push({ uuid: uuidOf(`${projectId}/invite/${day}/${u}`), event: 'invite_sent', distinct_id: id, timestamp: at(day, u + 2), properties: {}, day })
+    }
+  }
+  return { events, users }
 }

@@ -1,11 +1,12 @@
 // CSV as RFC 4180 writes it: a header row, CRLF line ends, a field in double quotes when it
 // holds a comma, a double quote, CR or LF (a quote inside doubled). A text that a spreadsheet
-// would read as a formula (it starts with =, +, -, @, a tab or CR) gets a leading apostrophe,
-// so opening an export never runs what someone submitted (OWASP's "CSV injection").
+// would read as a formula (it starts with =, +, -, @, a tab, CR or NUL: OWASP's list and ASVS
+// 5.0 §1.2.10's) gets a leading apostrophe, so opening an export never runs what someone
+// submitted ("CSV injection").
 
 export type CsvValue = string | number | boolean | null | undefined
 
-const FORMULA_START = /^[=+\-@\t\r]/
+const FORMULA_START = /^[=+\-@\t\r\0]/
 const NEEDS_QUOTES = /[",\r\n]/
 
 /** One field: numbers as they are, null as empty, texts neutralised and quoted as needed. */

@@ -36,6 +36,23 @@ const DAY_MS = 86_400_000
 const dayMs = (day: string) => Date.UTC(Number(day.slice(0, 4)), Number(day.slice(5, 7)) - 1, Number(day.slice(8, 10)))
 const dayOf = (ms: number) => new Date(ms).toISOString().slice(0, 10)
 
+/**
+ * The first instant of a calendar day in a time zone: its local midnight, or the first minute
+ * after it where a clock change skips midnight. Found among the minutes from 15 h before to 15 h
+ * after the day's UTC midnight (every zone's offset is within that) as the first whose local date
+ * is the day: the zone's own rules, no offset arithmetic.
+ */
+export function startOfDay(day: string, timeZone: string): Date {
+  let before = Math.floor((dayMs(day) - 15 * 3_600_000) / 60_000)
+  let first = Math.floor((dayMs(day) + 15 * 3_600_000) / 60_000)
+  while (first - before > 1) {
+    const mid = Math.floor((before + first) / 2)
+    if (localDate(new Date(mid * 60_000), timeZone) < day) before = mid
+    else first = mid
+  }
+  return new Date(first * 60_000)
+}
+
 export function addDays(day: string, days: number): string {
   return dayOf(dayMs(day) + days * DAY_MS)
 }

@@ -1,7 +1,7 @@
 // Calendar days (core/time.ts): dates, not instants plus 24 h; the date of an instant in a zone,
 // right at each zone's midnight (whatever its offset), and the same answer when asked again.
 import t from 'tap'
-import { addDays, dayRange, localDate } from '../core/time.ts'
+import { addDays, dayRange, localDate, startOfDay } from '../core/time.ts'
 
 t.test('addDays and dayRange step by calendar days across months, leap days and years', async (t) => {
   t.equal(addDays('2024-02-28', 1), '2024-02-29')
@@ -38,5 +38,21 @@ t.test("localDate: the zone's own date, right before and at its midnight, asked 
       t.equal(localDate(new Date(instant), zone), date, `${zone} ${instant} (round ${round})`)
       t.equal(localDate(new Date(instant), zone), date, `${zone} ${instant} again`)
     }
+  }
+})
+
+t.test('startOfDay: the first instant of a day in its zone, where midnight is skipped too', async (t) => {
+  t.equal(startOfDay('2026-03-10', 'UTC').toISOString(), '2026-03-10T00:00:00.000Z')
+  t.equal(startOfDay('2026-03-10', 'Asia/Tokyo').toISOString(), '2026-03-09T15:00:00.000Z', '+09:00')
+  t.equal(startOfDay('2026-03-10', 'Pacific/Kiritimati').toISOString(), '2026-03-09T10:00:00.000Z', '+14:00, the earliest zone')
+  t.equal(startOfDay('2026-03-10', 'Pacific/Pago_Pago').toISOString(), '2026-03-10T11:00:00.000Z', '-11:00')
+  t.equal(startOfDay('2026-03-08', 'America/New_York').toISOString(), '2026-03-08T05:00:00.000Z', 'the day its clocks go forward (at 02:00) starts at -05:00')
+  t.equal(startOfDay('2026-03-09', 'America/New_York').toISOString(), '2026-03-09T04:00:00.000Z', 'the next at -04:00')
+  t.equal(startOfDay('2018-11-04', 'America/Sao_Paulo').toISOString(), '2018-11-04T03:00:00.000Z', 'midnight skipped (00:00 → 01:00): the day starts at 01:00 local')
+  t.equal(startOfDay('2026-03-29', 'Asia/Kolkata').toISOString(), '2026-03-28T18:30:00.000Z', 'a half-hour offset')
+  for (const zone of ['UTC', 'Asia/Tokyo', 'America/Los_Angeles', 'Pacific/Kiritimati', 'Asia/Kathmandu']) {
+    const start = startOfDay('2026-07-01', zone)
+    t.equal(localDate(start, zone), '2026-07-01', `${zone}: its start is in the day`)
+    t.equal(localDate(new Date(start.getTime() - 60_000), zone), '2026-06-30', `${zone}: a minute before is the day before`)
   }
 })

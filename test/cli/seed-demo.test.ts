@@ -6,7 +6,8 @@ import { eq, inArray, sql } from '../../db/orm.ts'
 import { events, opportunities, reviewHistory } from '../../db/schema.ts'
 import { rowsOf } from '../../db/client.ts'
 import { DEMO_POOLS, DEMO_TYPES, REVIEW_NOTES, demoOpportunities } from '../../bin/demo-data.ts'
-import { DEMO_OPPORTUNITIES, seedProject } from '../../bin/seed-demo.ts'
+import { DEMO_OPPORTUNITIES, demoEvents, seedProject } from '../../bin/seed-demo.ts'
+import { localDate } from '../../core/time.ts'
 import { main } from '../../bin/cli.ts'
 import { buildTestApp, fixedClock, seedWorkspace } from '../helpers/app.ts'
 
@@ -98,6 +99,24 @@ t.test('seedProject: the data lands, with review history and progress a line per
 
   const again = await seedProject(app, project, ws.user.id)
   t.match(again, { opportunities: 0, reviewed: 0, memories: 0, events: 0 }, 'a re-run adds nothing')
+})
+
+t.test('demo events are each in their own day of the project\'s zone, never after now: at 00:10 none falls into yesterday', async (t) => {
+  for (const [zone, now] of [
+    ['UTC', '2026-03-10T00:10:00.000Z'],
+    ['UTC', '2026-03-10T23:50:00.000Z'],
+    ['Pacific/Kiritimati', '2026-03-09T10:05:00.000Z'], // 00:05 on the 10th there
+    ['America/Los_Angeles', '2026-03-10T08:20:00.000Z'], // 01:20 on the 10th there
+    ['Asia/Kolkata', '2026-03-10T06:00:00.000Z'],
+  ] as const) {
+    const at = new Date(now)
+    const { events: all } = demoEvents('prj_demo', zone, at)
+    const today = localDate(at, zone)
+    const misplaced = all.filter((e) => localDate(new Date(e.timestamp), zone) !== e.day)
+    t.same(misplaced.slice(0, 3), [], `${zone} at ${now}: every event in its own day (${all.length} events)`)
+    t.ok(all.every((e) => new Date(e.timestamp).getTime() <= at.getTime()), `${zone} at ${now}: none after now`)
+    t.ok(all.some((e) => e.day === today), `${zone} at ${now}: today has events`)
+  }
 })
 
 t.test('the command: an unknown project fails with one line', async (t) => {

@@ -25,6 +25,7 @@ t.test('the CSV writer', async (t) => {
   t.equal(csvField('@SUM(A1)'), "'@SUM(A1)")
   t.equal(csvField('\tx'), "'\tx")
   t.equal(csvField('\rx'), '"\'\rx"')
+  t.equal(csvField('\0=cmd'), "'\0=cmd", 'a leading NUL (ASVS 5.0 §1.2.10)')
   t.equal(csvField('=HYPERLINK("http://x","y")'), '"\'=HYPERLINK(""http://x"",""y"")"')
   t.equal(csvField('a=b'), 'a=b', 'only a leading formula character counts')
   t.equal(csvRow(['a', 'b,c', null]), 'a,"b,c",\r\n')
@@ -119,7 +120,7 @@ t.test('opportunity and metrics exports', async (t) => {
     const json = await jsonAll('')
     t.equal(rows.length, 30)
     t.same(rows.map((r) => r.event_id), json.map((o) => o.event_id), 'the same rows in the same order (newest first) as the JSON listing')
-    const unformula = (v: unknown) => (v === null ? '' : /^[=+\-@\t\r]/.test(String(v)) ? `'${v}` : String(v))
+    const unformula = (v: unknown) => (v === null ? '' : /^[=+\-@\t\r\0]/.test(String(v)) ? `'${v}` : String(v))
     for (const [i, row] of rows.entries()) {
       const o = json[i]!
       for (const column of HEADER.split(',')) t.equal(row[column], unformula(o[column]), `${o.event_id} ${column}`)
