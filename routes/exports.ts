@@ -22,6 +22,8 @@ export interface CsvExport<O extends Operation = Operation> {
   naming(result: Static<O['output']>): { project: string; date: string }
   /** The CSV text, or a stream of it. */
   body(result: Static<O['output']>): string | Readable
+  /** A page of the route's own (JSON) answer as CSV, for a request that sends paging arguments; without it they are a 400. */
+  page?(result: unknown): string
 }
 
 const define = <O extends Operation>(e: CsvExport<O>): CsvExport => e as unknown as CsvExport
@@ -71,6 +73,8 @@ export const opportunitiesCsv = define({
       for await (const batch of batches) yield csvRecords(opportunityColumns, batch)
     })(), { objectMode: false })
   },
+  // `page`, `page_size` or `after` sent: that page of the listing, in the same columns.
+  page: (r) => csvHeader(opportunityColumns) + csvRecords(opportunityColumns, (r as { items: Opportunity[] }).items),
 })
 
 /** One row per day of the window, oldest first, zeros included. */
@@ -94,6 +98,14 @@ export function attachment(e: CsvExport, result: unknown): string {
   const { project, date } = e.naming(result as never)
   const safe = (s: string) => s.replace(/[^A-Za-z0-9._-]/g, '_')
   return `attachment; filename="${safe(project)}-${e.name}-${safe(date)}.csv"`
+}
+
+/** A page as CSV: 200, text/csv, as an attachment named after the project and the page (`<project>-<name>-page-<n>.csv`). */
+export function sendCsvPage(reply: FastifyReply, e: CsvExport, project: string, result: unknown) {
+  const safe = (s: string) => s.replace(/[^A-Za-z0-9._-]/g, '_')
+  const page = (result as { page?: unknown }).page
+  reply.header('content-type', CSV_TYPE).header('content-disposition', `attachment; filename="${safe(project)}-${e.name}-page-${safe(String(page))}.csv"`)
+  return reply.code(200).send(e.page!(result))
 }
 
 /** The export's answer: 200, text/csv, as an attachment named after the project and the date. */

@@ -8,7 +8,7 @@ import { callOf, type Operation, type Surface } from '../core/operations.ts'
 import { ErrorResponse, ProjectRef, StringEnum } from '../schemas/atoms.ts'
 import { wantsCsv } from '../core/csv.ts'
 import { appError } from '../core/errors.ts'
-import { sendCsv, type CsvExport } from './exports.ts'
+import { sendCsv, sendCsvPage, type CsvExport } from './exports.ts'
 
 export interface OperationRoute {
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'
@@ -138,6 +138,11 @@ export function operationRoute(app: FastifyInstance, group: RouteGroup, route: O
           const sent = new Set(new URLSearchParams(request.url.split('?')[1] ?? '').keys())
           const csvArgs = Object.fromEntries(Object.entries(all).filter(([name]) => sent.has(name) || argumentNames.includes(name)))
           const paging = Object.keys(csvArgs).filter((name) => pagingOnly.has(name))
+          if (paging.length > 0 && route.csv.page) {
+            // That page, as CSV: the JSON answer's own operation, arguments and errors.
+            const result = await app.registry.invoke(op, all, call)
+            return sendCsvPage(reply, route.csv, route.project ? fromPath[route.project]! : '', result)
+          }
           if (paging.length > 0) {
             throw appError('InvalidArguments', `${paging.map((n) => `\`${n}\``).join(', ')}: a CSV export has every matching row, without pages.`,
               paging.map((path) => ({ path, message: 'does not apply to a CSV export (it has no pages)' })))

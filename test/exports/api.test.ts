@@ -198,8 +198,8 @@ t.test('opportunity and metrics exports', async (t) => {
     const cases: [string, Record<string, string>, number, string, string?][] = [
       [`${base(project)}/opportunities?status=nope`, { accept: 'text/csv' }, 400, 'invalid_arguments', 'status'],
       [`${base(project)}/opportunities?format=xml`, {}, 400, 'invalid_arguments', 'format'],
-      [`${base(project)}/opportunities?format=csv&page=2`, {}, 400, 'invalid_arguments', 'page'],
-      [`${base(project)}/opportunities?page_size=5`, { accept: 'text/csv' }, 400, 'invalid_arguments', 'page_size'],
+      [`${base(project)}/opportunities?format=csv&page=0`, {}, 400, 'invalid_arguments', 'page'],
+      [`${base(project)}/opportunities?page_size=101`, { accept: 'text/csv' }, 400, 'invalid_arguments', 'page_size'],
       [`${base(project)}/opportunities?after=abc&format=csv`, {}, 400, 'invalid_arguments', 'after'],
       [`${base(project)}/opportunities?bogus=1&format=csv`, {}, 400, 'invalid_arguments', 'bogus'],
       [`${base('no-such-project')}/opportunities?format=csv`, {}, 404, 'not_found'],
@@ -217,10 +217,40 @@ t.test('opportunity and metrics exports', async (t) => {
     }
   })
 
-  t.test('a paging argument with CSV is named as such', async (t) => {
-    const res = await get(`${base(project)}/opportunities?format=csv&page=2&page_size=5`, {})
-    t.equal(res.statusCode, 400)
-    t.match(res.json(), { error: { code: 'invalid_arguments', message: '`page`, `page_size`: a CSV export has every matching row, without pages.', details: [{ path: 'page', message: 'does not apply to a CSV export (it has no pages)' }, { path: 'page_size' }] } })
+  t.test('paging arguments with CSV: that page of the listing, as CSV', async (t) => {
+    // The event_id of each record: the first field of a line (no text here starts a line with an id).
+    const csvOf = (body: string) => body.match(/^opp_[0-9A-Za-z]+(?=,)/gm) ?? []
+    for (const query of ['page=2&page_size=5', 'page_size=100', 'status=pending&page_size=3']) {
+      const json = await get(`${base(project)}/opportunities?${query}`, {})
+      t.equal(json.statusCode, 200)
+      const page = json.json() as { items: { event_id: string }[]; page: number; next_cursor: string | null }
+      for (const [how, url, headers] of [
+        ['?format=csv', `${base(project)}/opportunities?format=csv&${query}`, {}],
+        ['Accept: text/csv', `${base(project)}/opportunities?${query}`, { accept: 'text/csv' }],
+      ] as const) {
+        const res = await get(url, headers)
+        t.equal(res.statusCode, 200, `${query} ${how}`)
+        t.equal(res.headers['content-type'], 'text/csv; charset=utf-8')
+        t.match(res.headers['content-disposition'], new RegExp(`^attachment; filename="${project}-opportunities-page-${page.page}\\.csv"$`))
+        t.ok(res.body.startsWith('event_id,received_at,'), 'the export\'s header')
+        t.same(csvOf(res.body), page.items.map((o) => o.event_id), `${query} ${how}: the JSON page's rows, in its order`)
+      }
+      // The cursor leads on as CSV too.
+      if (page.next_cursor) {
+        const next = await get(`${base(project)}/opportunities?${query}&after=${encodeURIComponent(page.next_cursor)}`, {})
+        const nextCsv = await get(`${base(project)}/opportunities?${query}&after=${encodeURIComponent(page.next_cursor)}&format=csv`, {})
+        t.same(csvOf(nextCsv.body), next.json().items.map((o: { event_id: string }) => o.event_id), `${query}: the page after the cursor`)
+      }
+    }
+    // Without paging arguments, every matching row (the export).
+    const all = await get(`${base(project)}/opportunities?format=csv`, {})
+    const total = (await get(`${base(project)}/opportunities`, {})).json().total
+    t.equal(csvOf(all.body).length, total, 'no paging argument: every row')
+    // A bad page is the listing's own 400, in JSON.
+    const bad = await get(`${base(project)}/opportunities?format=csv&page_size=0`, {})
+    t.equal(bad.statusCode, 400)
+    t.equal(bad.json().error.details[0].path, 'page_size')
+    t.notOk(bad.headers['content-disposition'])
   })
 
   t.test('access: the same checks as the JSON route', async (t) => {
