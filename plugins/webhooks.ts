@@ -43,6 +43,18 @@ interface Outcome {
   statusCode: number | null
   error: string | null
   latencyMs: number
+  /** A 429's or 503's Retry-After header as sent (seconds or an HTTP date; RFC 9110 §10.2.3). */
+  retryAfter?: string
+}
+
+/** Retry-After as ms from `now`: delay-seconds or an HTTP date; undefined when absent or unreadable. */
+export function retryAfterMs(value: string | string[] | undefined, now: Date): number | undefined {
+  const text = (Array.isArray(value) ? value[0] : value)?.trim()
+  if (!text) return undefined
+  if (/^\d{1,10}$/.test(text)) return Number(text) * 1000
+  if (!/ GMT$/.test(text)) return undefined
+  const at = Date.parse(text)
+  return Number.isNaN(at) ? undefined : Math.max(0, at - now.getTime())
 }
 
 /**
@@ -78,7 +90,8 @@ export async function post(d: ClaimedDelivery, body: string, headers: Record<str
       const done = () => {
         const status = res.statusCode ?? 0
         const ok = status >= 200 && status < 300
-        resolve({ ok, statusCode: status, error: ok ? null : (excerpt || `HTTP ${status}`).slice(0, EXCERPT), latencyMs: latency() })
+        const retryAfter = status === 429 || status === 503 ? res.headers['retry-after'] : undefined
+        resolve({ ok, statusCode: status, error: ok ? null : (excerpt || `HTTP ${status}`).slice(0, EXCERPT), latencyMs: latency(), ...(retryAfter !== undefined ? { retryAfter } : {}) })
       }
       res.setEncoding('utf8')
       res.on('data', (chunk: string) => {
@@ -136,8 +149,14 @@ async function webhooksPlugin(app: FastifyInstance, options: WebhooksPluginOptio
     }
     // Secrets this instance cannot open (a server key it lacks): the attempt fails, nothing is sent unsigned.
     const outcome = d.unreadable ? { ok: false, statusCode: null, error: d.unreadable, latencyMs: 0 } : await post(d, body, headers, policy)
-    const retryAt = outcome.ok ? null : nextAttemptAt(d.attempts, app.now())
-    await record({ id: d.id, webhookId: d.webhookId, ...outcome, retryAt })
+    // Standard Webhooks: 410 Gone is never tried again and disables the endpoint (enabled again
+    // by hand); a 429's or 503's Retry-After puts the next attempt no sooner than it asks.
+    const gone = outcome.statusCode === 410
+    let retryAt = outcome.ok || gone ? null : nextAttemptAt(d.attempts, app.now())
+    const wait = retryAfterMs(outcome.retryAfter, app.now())
+    if (retryAt && wait !== undefined) retryAt = new Date(Math.max(retryAt.getTime(), app.now().getTime() + wait))
+    const { retryAfter: _, ...result } = outcome
+    await record({ id: d.id, webhookId: d.webhookId, ...result, retryAt, gone })
     if (!outcome.ok) app.log.warn({ webhook: d.webhookId, delivery: d.id, attempts: d.attempts, status: outcome.statusCode }, 'webhook delivery failed')
   }
 

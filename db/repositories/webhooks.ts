@@ -52,6 +52,8 @@ export interface DeliveryOutcome {
   latencyMs: number
   /** When to try again; null with `ok` false: failed for good. */
   retryAt: Date | null
+  /** The endpoint answered 410 Gone: it is disabled (Standard Webhooks). */
+  gone?: boolean
 }
 
 /** A delivery the worker claimed, with what it needs to send it. */
@@ -213,11 +215,12 @@ export function createWebhooksRepository(db: Queryable, box: Sealer) {
      */
     async finish(outcomes: DeliveryOutcome[], now: Date, failingAfter: number): Promise<void> {
       if (outcomes.length === 0) return
-      const perEndpoint = new Map<string, { succeeded: boolean; failures: number }>()
+      const perEndpoint = new Map<string, { succeeded: boolean; failures: number; gone: boolean }>()
       for (const o of outcomes) {
-        const e = perEndpoint.get(o.webhookId) ?? { succeeded: false, failures: 0 }
+        const e = perEndpoint.get(o.webhookId) ?? { succeeded: false, failures: 0, gone: false }
         if (o.ok) Object.assign(e, { succeeded: true, failures: 0 })
         else e.failures += 1
+        if (o.gone) e.gone = true
         perEndpoint.set(o.webhookId, e)
       }
       const rows = JSON.stringify(outcomes.map((o) => ({
@@ -229,7 +232,7 @@ export function createWebhooksRepository(db: Queryable, box: Sealer) {
         latency_ms: o.latencyMs,
         ok: o.ok,
       })))
-      const endpoints = JSON.stringify([...perEndpoint].map(([id, e]) => ({ id, succeeded: e.succeeded, failures: e.failures })))
+      const endpoints = JSON.stringify([...perEndpoint].map(([id, e]) => ({ id, succeeded: e.succeeded, failures: e.failures, gone: e.gone })))
       await db.execute(sql`
         with o as (
           select * from jsonb_to_recordset(${rows}::jsonb)
@@ -245,11 +248,12 @@ export function createWebhooksRepository(db: Queryable, box: Sealer) {
           from o where d.id = o.id
           returning 1
         ), e as (
-          select * from jsonb_to_recordset(${endpoints}::jsonb) as e(id text, succeeded boolean, failures int)
+          select * from jsonb_to_recordset(${endpoints}::jsonb) as e(id text, succeeded boolean, failures int, gone boolean)
         )
         update webhooks w set
           consecutive_failures = case when e.succeeded then e.failures else w.consecutive_failures + e.failures end,
-          failing = case when e.succeeded then e.failures >= ${failingAfter} else w.failing or w.consecutive_failures + e.failures >= ${failingAfter} end
+          failing = case when e.succeeded then e.failures >= ${failingAfter} else w.failing or w.consecutive_failures + e.failures >= ${failingAfter} end,
+          enabled = w.enabled and not e.gone
         from e
         where w.id = e.id and (e.failures > 0 or w.consecutive_failures <> 0 or w.failing)`)
     },

@@ -11,8 +11,11 @@ export const privateOk: Partial<Config> = { webhooks: { enabled: false, allowPri
 
 export interface Received { path: string; headers: http.IncomingHttpHeaders; body: string }
 
+/** An answer of a receiver: a status, or a status with headers of its own (Retry-After). */
+export type Answer = number | { status: number; headers: Record<string, string> }
+
 /** A receiver on a loopback port answering with `statuses` in turn (then 200); what it got. */
-export async function receiver(t: Test, statuses: number[] = []) {
+export async function receiver(t: Test, statuses: Answer[] = []) {
   const got: Received[] = []
   const waiters: (() => void)[] = []
   const server = http.createServer((req, res) => {
@@ -21,8 +24,9 @@ export async function receiver(t: Test, statuses: number[] = []) {
     req.on('data', (chunk: string) => (body += chunk))
     req.on('end', () => {
       got.push({ path: req.url ?? '', headers: req.headers, body })
-      const status = statuses[got.length - 1] ?? 200
-      const headers: Record<string, string> = { 'content-type': 'text/plain' }
+      const answer = statuses[got.length - 1] ?? 200
+      const status = typeof answer === 'number' ? answer : answer.status
+      const headers: Record<string, string> = { 'content-type': 'text/plain', ...(typeof answer === 'number' ? {} : answer.headers) }
       if (status >= 300 && status < 400) headers.location = '/elsewhere'
       res.writeHead(status, headers).end(status >= 300 ? 'x'.repeat(5000) : 'ok')
       for (const w of waiters.splice(0)) w()
