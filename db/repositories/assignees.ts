@@ -7,7 +7,7 @@ import { and, eq, isNull, sql } from '../orm.ts'
 import { rowsOf, type Queryable } from '../client.ts'
 import { opportunities, reviewHistory } from '../schema.ts'
 import { enqueueWebhooks } from './webhooks.ts'
-import { fullRow, toOpportunity } from './opportunities.ts'
+import { fullRow, nextVersion, toOpportunity } from './opportunities.ts'
 import type { Opportunity } from '../../schemas/opportunities.ts'
 
 export type AssignOutcome =
@@ -78,15 +78,16 @@ export function createAssigneesRepository(db: Queryable) {
             where m.user_id = ${userId} and m.project_id = ${projectId} and u.removed_at is null for share of m`))
           if (member.length === 0) return { kind: 'not_member' }
         }
+        // The whole row, as the answer of a call that changes nothing is this one.
         const [locked] = await tx
-          .select({ version: opportunities.version, mergedInto: opportunities.mergedInto, assigneeEmail: fullRow.assigneeEmail, assigneeUserId: opportunities.assigneeUserId })
+          .select(fullRow)
           .from(opportunities)
           .where(and(eq(opportunities.id, id), eq(opportunities.projectId, projectId)))
           .for('update')
         if (!locked) return { kind: 'missing' }
         const [after] = await tx
           .update(opportunities)
-          .set({ assigneeUserId: userId, version: sql`${opportunities.version} + 1` })
+          .set({ assigneeUserId: userId, ...nextVersion })
           .where(and(
             eq(opportunities.id, id),
             isNull(opportunities.mergedInto),
@@ -97,8 +98,7 @@ export function createAssigneesRepository(db: Queryable) {
         if (!after) {
           if (locked.mergedInto !== null) return { kind: 'merged', into: locked.mergedInto }
           if (ifVersion !== undefined && locked.version !== ifVersion) return { kind: 'moved', version: locked.version }
-          const [row] = await tx.select(fullRow).from(opportunities).where(eq(opportunities.id, id))
-          return { kind: 'assigned', opportunity: toOpportunity(row!), changed: false }
+          return { kind: 'assigned', opportunity: toOpportunity(locked), changed: false }
         }
         const before = locked.assigneeUserId === null ? null : locked.assigneeEmail
         const [entry] = await tx

@@ -7,7 +7,7 @@ import { and, asc, eq, inArray, isNull, sql } from '../orm.ts'
 import type { Queryable } from '../client.ts'
 import { opportunities, reviewHistory } from '../schema.ts'
 import { enqueueWebhooks } from './webhooks.ts'
-import { fullRow, toOpportunity } from './opportunities.ts'
+import { fullRow, nextVersion, toOpportunity } from './opportunities.ts'
 import type { Opportunity } from '../../schemas/opportunities.ts'
 
 /** What a merge did, or why it did nothing (every refusal is decided before any write). */
@@ -75,7 +75,7 @@ export function createMergesRepository(db: Queryable) {
           .update(opportunities)
           .set({
             reportCount: sql`${opportunities.reportCount} + (select sum(s.report_count)::int from opportunities s where s.project_id = ${projectId} and s.id in ${sourceIds})`,
-            version: sql`${opportunities.version} + 1`,
+            ...nextVersion,
           })
           .where(and(eq(opportunities.id, targetId), isNull(opportunities.mergedInto), ifVersion !== undefined ? eq(opportunities.version, ifVersion) : undefined))
           .returning(fullRow)
@@ -142,7 +142,7 @@ export function createMergesRepository(db: Queryable) {
           .returning(fullRow)
         const [target] = await tx
           .update(opportunities)
-          .set({ reportCount: sql`${opportunities.reportCount} - ${source.reportCount}`, version: sql`${opportunities.version} + 1` })
+          .set({ reportCount: sql`${opportunities.reportCount} - ${source.reportCount}`, ...nextVersion })
           .where(eq(opportunities.id, targetId))
           .returning(fullRow)
         await tx.insert(reviewHistory).values({

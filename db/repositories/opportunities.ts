@@ -155,7 +155,7 @@ export type BulkReviewOutcome =
   | { kind: 'moved'; moved: { id: string; expected: number; version: number }[] }
 
 /** The change every write makes besides its own: one more version, computed by PostgreSQL in the UPDATE itself. */
-const nextVersion = { version: sql`${opportunities.version} + 1` }
+export const nextVersion = { version: sql`${opportunities.version} + 1` }
 
 /** Thrown inside a bulk review's transaction to roll it back when a precondition failed. */
 class PreconditionFailed extends Error {}

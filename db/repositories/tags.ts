@@ -7,7 +7,7 @@ import { isUniqueViolation, rowsOf, type Queryable } from '../client.ts'
 import { opportunities, reviewHistory } from '../schema.ts'
 import { newId } from '../ids.ts'
 import { enqueueWebhooks } from './webhooks.ts'
-import { fullRow, toOpportunity } from './opportunities.ts'
+import { fullRow, nextVersion, toOpportunity } from './opportunities.ts'
 import type { Opportunity } from '../../schemas/opportunities.ts'
 
 /** At most this many tags on one opportunity. */
@@ -102,7 +102,7 @@ export function createTagsRepository(db: Queryable) {
           if (!locked) return { kind: 'missing' }
           const [bumped] = await tx
             .update(opportunities)
-            .set({ version: sql`${opportunities.version} + 1` })
+            .set(nextVersion)
             .where(and(eq(opportunities.id, id), isNull(opportunities.mergedInto), ifVersion !== undefined ? eq(opportunities.version, ifVersion) : undefined))
             .returning({ id: opportunities.id })
           if (!bumped) return locked.mergedInto !== null ? { kind: 'merged', into: locked.mergedInto } : { kind: 'moved', version: locked.version }
