@@ -153,6 +153,13 @@ export const rollupSteps: { table: string; sql: string }[] = [
           where project_id = $1 and event = 'daily_use' group by 1, 2 order by distinct_id collate "C"`,
   },
   {
+    // Each user's first day of each event (retention's cohorts): the least over batches.
+    table: 'user_event_firsts',
+    sql: `insert into user_event_firsts (project_id, event, distinct_id, first_day)
+          select project_id, event, distinct_id, min(day) from daily_event_users
+          where project_id = $1 group by 1, 2, 3 order by event collate "C", distinct_id collate "C"`,
+  },
+  {
     table: 'project_event_stats',
     sql: `insert into project_event_stats (project_id, last_event_at, events)
           select project_id, max(occurred_at), count(*) from events where project_id = $1 group by 1`,
@@ -274,6 +281,7 @@ export async function verifyRollupsByIngestion(app: FastifyInstance, sql: Sql, d
       await compare('daily_event_counts', 'day, event, events, unique_users',
         '(select project_id, day, event, sum(events) as events, sum(unique_users) as unique_users from daily_event_counts group by 1, 2, 3) s'),
       await compare('user_activity', 'distinct_id, last_active_day'),
+      await compare('user_event_firsts', 'event, distinct_id, first_day'),
       await compare('user_activity_days', 'day, users',
         '(select project_id, day, sum(users) as users from user_activity_days group by 1, 2 having sum(users) <> 0) s'),
       await compare('project_event_stats', 'last_event_at, events',

@@ -1,6 +1,6 @@
 // Tables of growthdesk. Public ids are prefixed text (prj_, opp_, mem_, key_ …);
 // rollup tables are maintained at ingestion so metrics never scan raw events.
-import { sql, bigint, bigserial, boolean, check, date, index, integer, json, jsonb, pgTable, primaryKey, smallint, text, timestamp, uniqueIndex, uuid, type AnyPgColumn } from './orm.ts'
+import { sql, bigint, bigserial, boolean, check, date, doublePrecision, index, integer, json, jsonb, pgTable, primaryKey, smallint, text, timestamp, uniqueIndex, uuid, type AnyPgColumn } from './orm.ts'
 
 import { evaluations, statuses } from '../schemas/opportunities.ts'
 
@@ -247,7 +247,27 @@ export const dailyEventUsers = pgTable('daily_event_users', {
   event: text('event').notNull(),
   day: date('day', { mode: 'string' }).notNull(),
   distinctId: text('distinct_id').notNull(),
-}, (t) => [primaryKey({ columns: [t.projectId, t.event, t.day, t.distinctId] })])
+}, (t) => [
+  primaryKey({ columns: [t.projectId, t.event, t.day, t.distinctId] }),
+  // A user's days of an event (retention's returns: one probe per user of a cohort).
+  index('daily_event_users_user_idx').on(t.projectId, t.event, t.distinctId, t.day),
+])
+
+/**
+ * Each user's first day of each event (issue 29): the cohorts of retention, read by the day
+ * range of one event without a scan of anything else. Kept by the ingest statement from its
+ * first sightings (a late event moves the day earlier, never later) and rebuilt with the other
+ * rollups on a time-zone change. No foreign key, as for daily_event_users.
+ */
+export const userEventFirsts = pgTable('user_event_firsts', {
+  projectId: text('project_id').notNull(),
+  event: text('event').notNull(),
+  distinctId: text('distinct_id').notNull(),
+  firstDay: date('first_day', { mode: 'string' }).notNull(),
+}, (t) => [
+  primaryKey({ columns: [t.projectId, t.event, t.distinctId] }),
+  index('user_event_firsts_cohort_idx').on(t.projectId, t.event, t.firstDay, t.distinctId),
+])
 
 /**
  * Sharded counters: every batch adds to today's rows, and a row it updated stays locked until
@@ -446,12 +466,28 @@ export const webhooks = pgTable('webhooks', {
   /** Set after repeated failed deliveries; cleared by the next success. */
   failing: boolean('failing').notNull().default(false),
   consecutiveFailures: integer('consecutive_failures').notNull().default(0),
+  /** 'standard': the Standard Webhooks JSON envelope; 'slack': a Slack incoming-webhook message (issue 29). */
+  format: text('format', { enum: ['standard', 'slack'] }).notNull().default('standard'),
+  /** The signatures sent: v1 (HMAC-SHA256 with the secret), v1a (ed25519 with signing_key), or both. */
+  signatureSchemes: text('signature_schemes').array().notNull().default(sql`'{v1}'::text[]`),
+  /** The ed25519 private key (whsk_…), sealed like the secret; null until v1a is chosen. */
+  signingKey: text('signing_key'),
+  /** Its public key (whpk_…), readable by anyone who may read the webhook. */
+  publicKey: text('public_key'),
+  /** At most this many messages a second to this endpoint; null: no limit. */
+  rateLimit: integer('rate_limit'),
+  /** Set when the endpoint was disabled by the worker (a 410 Gone), with why; cleared when enabled again. */
+  disabledReason: text('disabled_reason'),
   createdBy: text('created_by').references(() => users.id, { onDelete: 'set null' }),
   createdAt: createdAt(),
   updatedAt: tstz('updated_at').notNull().defaultNow(),
 }, (t) => [
   index('webhooks_project_idx').on(t.projectId),
   sealed('webhooks_secret_sealed_check', '"secret" like \'enc:%\' and ("previous_secret" is null or "previous_secret" like \'enc:%\')'),
+  sealed('webhooks_signing_key_sealed_check', '"signing_key" is null or "signing_key" like \'enc:%\''),
+  oneOf('webhooks_format_check', 'format', ['standard', 'slack']),
+  check('webhooks_signature_schemes_check', sql`"signature_schemes" <@ array['v1', 'v1a']::text[] and cardinality("signature_schemes") >= 1`),
+  check('webhooks_rate_limit_check', sql`"rate_limit" is null or "rate_limit" between 1 and 1000`),
 ])
 
 /** The outbox: one row per message to one webhook, written in the transaction of the change. */
@@ -474,6 +510,79 @@ export const webhookDeliveries = pgTable('webhook_deliveries', {
   index('webhook_deliveries_due_idx').on(t.status, t.nextAttemptAt),
   index('webhook_deliveries_webhook_idx').on(t.webhookId, t.createdAt.desc(), t.id),
   oneOf('webhook_deliveries_status_check', 'status', ['pending', 'succeeded', 'failed']),
+])
+
+export const alertMetrics = ['registrations', 'daily_users', 'event_count', 'event_users', 'pending_opportunities', 'oldest_pending_age_hours'] as const
+export const alertConditions = ['above', 'below', 'anomaly'] as const
+
+/**
+ * A project's alerts (issue 29): a daily metric or the review queue against a threshold
+ * (above/below) or its own recent weekdays (anomaly). `state` is where the last evaluation left
+ * it; every change of state is a row of alert_events.
+ */
+export const alerts = pgTable('alerts', {
+  /** alr_… */
+  id: text('id').primaryKey(),
+  projectId: text('project_id').notNull().references(() => projects.id, { onDelete: 'cascade' }),
+  name: text('name').notNull(),
+  metric: text('metric', { enum: alertMetrics }).notNull(),
+  /** The event of event_count / event_users; null for the other metrics. */
+  event: text('event'),
+  condition: text('condition', { enum: alertConditions }).notNull(),
+  /** The bound of above/below; null for anomaly. */
+  threshold: doublePrecision('threshold'),
+  enabled: boolean('enabled').notNull().default(true),
+  state: text('state', { enum: ['ok', 'firing'] }).notNull().default('ok'),
+  lastValue: doublePrecision('last_value'),
+  lastEvaluatedAt: tstz('last_evaluated_at'),
+  createdBy: text('created_by').references(() => users.id, { onDelete: 'set null' }),
+  createdAt: createdAt(),
+  updatedAt: tstz('updated_at').notNull().defaultNow(),
+}, (t) => [
+  index('alerts_project_idx').on(t.projectId, t.createdAt, t.id),
+  oneOf('alerts_metric_check', 'metric', alertMetrics),
+  oneOf('alerts_condition_check', 'condition', alertConditions),
+  oneOf('alerts_state_check', 'state', ['ok', 'firing']),
+])
+
+/** Each firing and each recovery of an alert: what was measured, on which day, against what. */
+export const alertEvents = pgTable('alert_events', {
+  /** ale_… */
+  id: text('id').primaryKey(),
+  alertId: text('alert_id').notNull().references(() => alerts.id, { onDelete: 'cascade' }),
+  projectId: text('project_id').notNull().references(() => projects.id, { onDelete: 'cascade' }),
+  kind: text('kind', { enum: ['triggered', 'resolved'] }).notNull(),
+  /** The project-zone day the value is of. */
+  day: date('day', { mode: 'string' }).notNull(),
+  value: doublePrecision('value').notNull(),
+  /** What it was held against: the threshold, or the anomaly's expected range and method. */
+  detail: jsonb('detail').notNull().default(sql`'{}'::jsonb`),
+  at: tstz('at').notNull(),
+}, (t) => [
+  index('alert_events_project_idx').on(t.projectId, t.at.desc(), t.id),
+  index('alert_events_alert_idx').on(t.alertId, t.at.desc(), t.id),
+  oneOf('alert_events_kind_check', 'kind', ['triggered', 'resolved']),
+])
+
+/** A project's digest (issue 29): daily or weekly, at an hour of the project's zone, as a digest.ready message. */
+export const digests = pgTable('digests', {
+  projectId: text('project_id').primaryKey().references(() => projects.id, { onDelete: 'cascade' }),
+  frequency: text('frequency', { enum: ['daily', 'weekly'] }).notNull(),
+  /** The local hour (0–23) it goes out at. */
+  hour: smallint('hour').notNull(),
+  /** Weekly: the ISO weekday (1 = Monday … 7 = Sunday) it goes out on; null for daily. */
+  weekday: smallint('weekday'),
+  enabled: boolean('enabled').notNull().default(true),
+  /** The last period sent: its last day (project zone); the next one is due after it. */
+  lastPeriodEnd: date('last_period_end', { mode: 'string' }),
+  lastSentAt: tstz('last_sent_at'),
+  createdBy: text('created_by').references(() => users.id, { onDelete: 'set null' }),
+  createdAt: createdAt(),
+  updatedAt: tstz('updated_at').notNull().defaultNow(),
+}, (t) => [
+  oneOf('digests_frequency_check', 'frequency', ['daily', 'weekly']),
+  check('digests_hour_check', sql`"hour" between 0 and 23`),
+  check('digests_weekday_check', sql`("frequency" = 'daily' and "weekday" is null) or ("frequency" = 'weekly' and "weekday" between 1 and 7)`),
 ])
 
 export const schema = {
@@ -508,4 +617,8 @@ export const schema = {
   oauthRefreshTokens,
   webhooks,
   webhookDeliveries,
+  userEventFirsts,
+  alerts,
+  alertEvents,
+  digests,
 }

@@ -9,6 +9,13 @@ export const WindowParam = Type.Optional(
   StringEnum(['7d', '30d'] as const, { default: '7d' })
 )
 
+/** `from`/`to` (issue 29): any range of at most 400 days, instead of `window`; `compare` adds the previous period. */
+export const RangeParams = {
+  from: Type.Optional(Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}$', description: 'First day of a range (YYYY-MM-DD, project time zone), with `to`, instead of `window`; at most 400 days.' })),
+  to: Type.Optional(Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}$', description: 'Last day of the range (YYYY-MM-DD), today at the latest.' })),
+  compare: Type.Optional(Type.Boolean({ description: 'Also answer the previous period of equal length, for comparison.' })),
+}
+
 export const DailyOpsRecord = Type.Object({
   date: Day,
   registered_users: Type.Integer({ description: 'Unique users with a signup event that day.' }),

@@ -9,6 +9,7 @@ export const webhookEventTypes = [
   'opportunity.merged', 'opportunity.unmerged',
   'comment.created', 'comment.edited', 'comment.deleted',
   'opportunity.tagged', 'opportunity.assigned', 'tag.renamed', 'tag.deleted',
+  'alert.triggered', 'alert.resolved', 'digest.ready',
 ] as const
 export type WebhookEventType = (typeof webhookEventTypes)[number]
 

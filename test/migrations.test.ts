@@ -86,9 +86,11 @@ t.test('migrations on the backend under test', async (t) => {
     const result = await app.db.execute(sql`select conname from pg_constraint where contype = 'c' and connamespace = 'public'::regnamespace order by conname`)
     t.same(rowsOf<{ conname: string }>(result).map((r) => r.conname), checks, 'the CHECK constraints of db/schema.ts exist')
     t.same(checks, [
-      'app_secrets_value_sealed_check', 'comments_body_length', 'invitation_projects_role_check', 'opportunities_evaluation_check', 'opportunities_not_merged_into_itself',
+      'alert_events_kind_check', 'alerts_condition_check', 'alerts_metric_check', 'alerts_state_check',
+      'app_secrets_value_sealed_check', 'comments_body_length', 'digests_frequency_check', 'digests_hour_check', 'digests_weekday_check',
+      'invitation_projects_role_check', 'opportunities_evaluation_check', 'opportunities_not_merged_into_itself',
       'opportunities_report_count_check', 'opportunities_status_check', 'opportunity_counts_evaluation_check', 'opportunity_counts_status_check', 'webhook_deliveries_status_check',
-      'webhooks_secret_sealed_check',
+      'webhooks_format_check', 'webhooks_rate_limit_check', 'webhooks_secret_sealed_check', 'webhooks_signature_schemes_check', 'webhooks_signing_key_sealed_check',
     ])
     const ws = await seedWorkspace(app)
     const insert = (status: string, evaluation: string) =>

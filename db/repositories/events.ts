@@ -128,6 +128,22 @@ const INGEST = new PgDialect().sqlToQuery(sql`
             where user_activity.last_active_day < excluded.last_active_day
           returning 1
         ),
+        cohorts as (
+          -- Each user's first day of each event (retention's cohorts). Only rows that are new or
+          -- move earlier (a late event): like user_activity, an upsert whose WHERE is false still
+          -- locks the row, and the heavy users are in every concurrent batch.
+          insert into user_event_firsts (project_id, event, distinct_id, first_day)
+          select ${PROJECT}, f.event, f.distinct_id, f.day
+          from (select event, distinct_id, min(day) as day from firsts group by event, distinct_id) f
+          where not exists (
+            select 1 from user_event_firsts u
+            where u.project_id = ${PROJECT} and u.event = f.event and u.distinct_id = f.distinct_id and u.first_day <= f.day)
+          order by f.event, f.distinct_id
+          on conflict (project_id, event, distinct_id)
+            do update set first_day = excluded.first_day
+            where user_event_firsts.first_day > excluded.first_day
+          returning 1
+        ),
         counted as (
           insert into daily_event_counts (project_id, day, event, shard, events, unique_users)
           select ${PROJECT}, c.day, c.event, ${SHARD}, c.n, coalesce(f.n, 0)
@@ -148,7 +164,7 @@ const INGEST = new PgDialect().sqlToQuery(sql`
           returning 1
         )
         select (select count(*) from ins)::int as accepted,
-               (select count(*) from active)::int + (select count(*) from counted)::int + (select count(*) from stats)::int as touched
+               (select count(*) from active)::int + (select count(*) from cohorts)::int + (select count(*) from counted)::int + (select count(*) from stats)::int as touched
       `)
 
 export function createEventsRepository(db: Queryable) {
