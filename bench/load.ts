@@ -153,11 +153,9 @@ export const rollupSteps: { table: string; sql: string }[] = [
           where project_id = $1 and event = 'daily_use' group by 1, 2 order by distinct_id collate "C"`,
   },
   {
-    // Each user's first day of each event (retention's cohorts): the least over batches.
-    table: 'user_event_firsts',
-    sql: `insert into user_event_firsts (project_id, event, distinct_id, first_day)
-          select project_id, event, distinct_id, min(day) from daily_event_users
-          where project_id = $1 group by 1, 2, 3 order by event collate "C", distinct_id collate "C"`,
+    // Retention's cells and cohorts, as retention_apply() folds the first sightings in.
+    table: 'retention_cells',
+    sql: `select retention_rebuild($1)`,
   },
   {
     table: 'project_event_stats',
@@ -266,6 +264,7 @@ export async function verifyRollupsByIngestion(app: FastifyInstance, sql: Sql, d
       await app.repos.events.ingest(twin.id, rows.map((r) => ({ ...r })), new Date())
       n += rows.length
     }
+    await app.repos.events.applyRetention(twin.id)
     const ingestSeconds = (performance.now() - started) / 1000
     // `source` folds the counter shards (the twin's batches may land in several).
     const compare = async (table: string, columns: string, source = table) => {
@@ -281,7 +280,9 @@ export async function verifyRollupsByIngestion(app: FastifyInstance, sql: Sql, d
       await compare('daily_event_counts', 'day, event, events, unique_users',
         '(select project_id, day, event, sum(events) as events, sum(unique_users) as unique_users from daily_event_counts group by 1, 2, 3) s'),
       await compare('user_activity', 'distinct_id, last_active_day'),
-      await compare('user_event_firsts', 'event, distinct_id, first_day'),
+      await compare('retention_cells', 'start_event, return_event, grain, cohort, k, users',
+        '(select project_id, start_event, return_event, grain, cohort, k, users from retention_cells where users <> 0) s'),
+      await compare('retention_cohorts', 'event, day, users', '(select project_id, event, day, users from retention_cohorts where users <> 0) s'),
       await compare('user_activity_days', 'day, users',
         '(select project_id, day, sum(users) as users from user_activity_days group by 1, 2 having sum(users) <> 0) s'),
       await compare('project_event_stats', 'last_event_at, events',

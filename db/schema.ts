@@ -249,25 +249,51 @@ export const dailyEventUsers = pgTable('daily_event_users', {
   distinctId: text('distinct_id').notNull(),
 }, (t) => [
   primaryKey({ columns: [t.projectId, t.event, t.day, t.distinctId] }),
-  // A user's days of an event (retention's returns: one probe per user of a cohort).
-  index('daily_event_users_user_idx').on(t.projectId, t.event, t.distinctId, t.day),
+  // One user's rows (what retention_apply reads for the users of what it applies).
+  index('daily_event_users_user_idx').on(t.projectId, t.distinctId, t.event, t.day),
 ])
 
 /**
- * Each user's first day of each event (issue 29): the cohorts of retention, read by the day
- * range of one event without a scan of anything else. Kept by the ingest statement from its
- * first sightings (a late event moves the day earlier, never later) and rebuilt with the other
- * rollups on a time-zone change. No foreign key, as for daily_event_users.
+ * Retention (issue 29), answered from cells kept exact as events arrive. The ingest statement
+ * queues each first sighting (a new daily_event_users row); retention_apply() (migration 0018)
+ * takes queued rows of a project in order, one caller at a time per project, and adds what they
+ * change to the cells: for each user and start event A (first day f = the user's least day of A),
+ * one user in the day cell (A, B, f, d − f) for each day d ≥ f they did B, in the week cell
+ * (A, B, week of f, weeks from it) for each week with such a day, and in the cohort (A, f).
+ * A read applies what is queued, then sums a few cells: its cost is the cohorts and periods asked
+ * for, not the users in them. No foreign keys, as for daily_event_users.
  */
-export const userEventFirsts = pgTable('user_event_firsts', {
+export const retentionQueue = pgTable('retention_queue', {
+  projectId: text('project_id').notNull(),
+  id: bigint('id', { mode: 'number' }).generatedAlwaysAsIdentity().notNull(),
+  event: text('event').notNull(),
+  day: date('day', { mode: 'string' }).notNull(),
+  distinctId: text('distinct_id').notNull(),
+}, (t) => [
+  primaryKey({ columns: [t.projectId, t.id] }),
+  // "Still queued?" for one user's rows (what is applied = their rows less the queued ones).
+  index('retention_queue_user_idx').on(t.projectId, t.distinctId, t.event, t.day),
+])
+
+export const retentionCells = pgTable('retention_cells', {
+  projectId: text('project_id').notNull(),
+  startEvent: text('start_event').notNull(),
+  returnEvent: text('return_event').notNull(),
+  grain: text('grain', { enum: ['day', 'week'] }).notNull(),
+  /** The cohort's first day (day grain) or the Monday of its week (week grain). */
+  cohort: date('cohort', { mode: 'string' }).notNull(),
+  /** Periods after the cohort's own (0 = the cohort's day or week). */
+  k: integer('k').notNull(),
+  users: bigint('users', { mode: 'number' }).notNull(),
+}, (t) => [primaryKey({ columns: [t.projectId, t.startEvent, t.returnEvent, t.grain, t.cohort, t.k] })])
+
+/** How many users had their first day of `event` on `day` (a week's cohort is the sum of its days). */
+export const retentionCohorts = pgTable('retention_cohorts', {
   projectId: text('project_id').notNull(),
   event: text('event').notNull(),
-  distinctId: text('distinct_id').notNull(),
-  firstDay: date('first_day', { mode: 'string' }).notNull(),
-}, (t) => [
-  primaryKey({ columns: [t.projectId, t.event, t.distinctId] }),
-  index('user_event_firsts_cohort_idx').on(t.projectId, t.event, t.firstDay, t.distinctId),
-])
+  day: date('day', { mode: 'string' }).notNull(),
+  users: bigint('users', { mode: 'number' }).notNull(),
+}, (t) => [primaryKey({ columns: [t.projectId, t.event, t.day] })])
 
 /**
  * Sharded counters: every batch adds to today's rows, and a row it updated stays locked until
@@ -617,7 +643,9 @@ export const schema = {
   oauthRefreshTokens,
   webhooks,
   webhookDeliveries,
-  userEventFirsts,
+  retentionQueue,
+  retentionCells,
+  retentionCohorts,
   alerts,
   alertEvents,
   digests,

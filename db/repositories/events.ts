@@ -128,20 +128,10 @@ const INGEST = new PgDialect().sqlToQuery(sql`
             where user_activity.last_active_day < excluded.last_active_day
           returning 1
         ),
-        cohorts as (
-          -- Each user's first day of each event (retention's cohorts). Only rows that are new or
-          -- move earlier (a late event): like user_activity, an upsert whose WHERE is false still
-          -- locks the row, and the heavy users are in every concurrent batch.
-          insert into user_event_firsts (project_id, event, distinct_id, first_day)
-          select ${PROJECT}, f.event, f.distinct_id, f.day
-          from (select event, distinct_id, min(day) as day from firsts group by event, distinct_id) f
-          where not exists (
-            select 1 from user_event_firsts u
-            where u.project_id = ${PROJECT} and u.event = f.event and u.distinct_id = f.distinct_id and u.first_day <= f.day)
-          order by f.event, f.distinct_id
-          on conflict (project_id, event, distinct_id)
-            do update set first_day = excluded.first_day
-            where user_event_firsts.first_day > excluded.first_day
+        queued as (
+          -- Every first sighting, for retention_apply() to fold into the retention cells.
+          insert into retention_queue (project_id, event, day, distinct_id)
+          select ${PROJECT}, event, day, distinct_id from firsts
           returning 1
         ),
         counted as (
@@ -164,7 +154,7 @@ const INGEST = new PgDialect().sqlToQuery(sql`
           returning 1
         )
         select (select count(*) from ins)::int as accepted,
-               (select count(*) from active)::int + (select count(*) from cohorts)::int + (select count(*) from counted)::int + (select count(*) from stats)::int as touched
+               (select count(*) from active)::int + (select count(*) from queued)::int + (select count(*) from counted)::int + (select count(*) from stats)::int as touched
       `)
 
 export function createEventsRepository(db: Queryable) {
@@ -176,6 +166,20 @@ export function createEventsRepository(db: Queryable) {
         .execute({ projectId, payload: JSON.stringify(batch), now: now.toISOString() })
       const accepted = Number(rowsOf<{ accepted: number }>(result)[0]!.accepted)
       return { accepted, duplicates: batch.length - accepted }
+    },
+
+    /**
+     * Folds the project's queued first sightings into the retention cells, in slices, until none
+     * committed before a slice is left (retention_apply, migration 0018). Returns how many.
+     */
+    async applyRetention(projectId: string, slice = 20_000): Promise<number> {
+      let total = 0
+      for (;;) {
+        const [row] = rowsOf<{ n: number }>(await db.execute(sql`select retention_apply(${projectId}, ${slice}) as n`))
+        const n = Number(row!.n)
+        total += n
+        if (n < slice) return total
+      }
     },
 
     /** Per-day, per-event counters for [from, to] (inclusive), optionally some events only. */

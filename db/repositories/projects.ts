@@ -1,7 +1,7 @@
 import { and, asc, eq, or, sql } from '../orm.ts'
 import { enqueueWebhooks } from './webhooks.ts'
 import { isUniqueViolation, type Queryable } from '../client.ts'
-import { dailyEventCounts, dailyEventUsers, events, memberships, projects, userActivity, userEventFirsts, users } from '../schema.ts'
+import { dailyEventCounts, dailyEventUsers, events, memberships, projects, userActivity, users } from '../schema.ts'
 import { projectSeq } from './events.ts'
 import { newId } from '../ids.ts'
 import { SettingsCache } from '../settings-cache.ts'
@@ -182,7 +182,6 @@ async function rebuildRollups(tx: Queryable, projectId: string, timeZone: string
   await tx.delete(dailyEventUsers).where(eq(dailyEventUsers.projectId, projectId))
   await tx.delete(dailyEventCounts).where(eq(dailyEventCounts.projectId, projectId))
   await tx.delete(userActivity).where(eq(userActivity.projectId, projectId))
-  await tx.delete(userEventFirsts).where(eq(userEventFirsts.projectId, projectId))
   // The project's events are found by project_seq, which leads the event indexes.
   const seq = projectSeq(projectId)
   await tx.update(events).set({ day: sql`(${events.occurredAt} at time zone ${timeZone})::date` }).where(eq(events.projectSeq, seq))
@@ -193,10 +192,8 @@ async function rebuildRollups(tx: Queryable, projectId: string, timeZone: string
     insert into daily_event_counts (project_id, day, event, events, unique_users)
     select project_id, day, event, count(*), count(distinct distinct_id) from events
     where project_seq = ${seq} group by project_id, day, event`)
-  await tx.execute(sql`
-    insert into user_event_firsts (project_id, event, distinct_id, first_day)
-    select project_id, event, distinct_id, min(day) from daily_event_users
-    where project_id = ${projectId} group by project_id, event, distinct_id`)
+  // Retention's cells from the new days (the queue is emptied: the rebuild covers it).
+  await tx.execute(sql`select retention_rebuild(${projectId})`)
   await tx.execute(sql`
     insert into user_activity (project_id, distinct_id, last_active_day)
     select project_id, distinct_id, max(day) from events

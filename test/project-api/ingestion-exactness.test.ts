@@ -1,6 +1,9 @@
 // The rollups that ingestion maintains (issue 14 made that statement cheaper) against a naive
-// count of the raw events: duplicates inside and across batches, resends, concurrent batches,
-// refused batches, out-of-order days; and a project's deletion taking its event rows along.
+// count of the raw events: duplicates inside and across batches, resends, concurrent batches
+// (with retention applied while they run), refused batches, out-of-order days; and a project's
+// deletion taking its event rows along. Retention's cells (issue 29) are held to the naive
+// definition over the raw events: first day f of a start event per user; a day cell per later
+// day of a return event, a week cell per later ISO week with one.
 import t, { type Test } from 'tap'
 import { randomUUID } from 'node:crypto'
 import { bearer, buildTestApp, fixedClock, seedWorkspace } from '../helpers/app.ts'
@@ -53,6 +56,29 @@ t.test('rollups equal a naive count of the raw events', async (t) => {
            union all
            (select distinct_id, max(day) from events where project_id = ${project} and event = 'daily_use' group by 1
             except select distinct_id, last_active_day from user_activity where project_id = ${project})) d)::int as activity_differing`)
+    await app.repos.events.applyRetention(project)
+    const [ret] = await query<Record<string, number>>(sql`
+      with seen as (select distinct event, day, distinct_id from events where project_id = ${project}),
+      firsts as (select distinct_id, event, min(day) as f from seen group by 1, 2),
+      naive as (
+        select s.event as start_event, x.event as return_event, 'day' as grain, s.f as cohort, x.day - s.f as k, count(*)::int as users
+        from firsts s join seen x on x.distinct_id = s.distinct_id and x.day >= s.f group by 1, 2, 4, 5
+        union all
+        select se, re, 'week', retention_week(f), (wk - retention_week(f)) / 7, count(*)::int
+        from (select distinct s.distinct_id, s.event as se, x.event as re, s.f, retention_week(x.day) as wk
+              from firsts s join seen x on x.distinct_id = s.distinct_id and x.day >= s.f) w group by 1, 2, 4, 5),
+      kept as (select start_event, return_event, grain, cohort, k, users::int from retention_cells where project_id = ${project} and users <> 0)
+      select
+        (select count(*) from naive)::int as cells,
+        (select count(*) from ((select * from naive except all select * from kept) union all (select * from kept except all select * from naive)) d)::int as cells_differing,
+        (select count(*) from (
+          (select event, f, count(*)::int from firsts group by 1, 2
+           except all select event, day, users::int from retention_cohorts where project_id = ${project} and users <> 0)
+          union all
+          (select event, day, users::int from retention_cohorts where project_id = ${project} and users <> 0
+           except all select event, f, count(*)::int from firsts group by 1, 2)) d)::int as cohorts_differing,
+        (select count(*) from retention_queue where project_id = ${project})::int as queued`)
+    t.same([ret!.cells_differing, ret!.cohorts_differing, ret!.queued], [0, 0, 0], `${label}: retention's ${ret!.cells} cells and its cohorts, nothing left queued`)
     t.equal(r!.stats_events, r!.raw_events, `${label}: the event total`)
     t.same([r!.counts_differing, r!.counts_missing, r!.firsts_differing, r!.activity_differing], [0, 0, 0, 0],
       `${label}: per-day counts, unique users, first sightings and last active days`)
@@ -108,7 +134,8 @@ t.test('rollups equal a naive count of the raw events', async (t) => {
     for (let round = 0; round < 6; round++) {
       const batches = Array.from({ length: 4 }, () => batchOf(1 + Math.floor(rand() * 60)))
       // The first batch of every round is sent twice at once as well: a client retry racing itself.
-      const results = await Promise.all([...batches, batches[0]!].map(post))
+      // Retention is applied while they run: what it folds in must not depend on what it saw.
+      const [results] = await Promise.all([Promise.all([...batches, batches[0]!].map(post)), app.repos.events.applyRetention(project, 7)])
       t.same(results.map((r) => r.statusCode), [200, 200, 200, 200, 200])
       accepted += results.reduce((n, r) => n + (r.json() as { accepted: number }).accepted, 0)
     }
@@ -124,9 +151,16 @@ t.test('rollups equal a naive count of the raw events', async (t) => {
       select ((select count(*) from events where project_id = ${project}) +
               (select count(*) from daily_event_users where project_id = ${project}) +
               (select count(*) from daily_event_counts where project_id = ${project}) +
-              (select count(*) from user_activity where project_id = ${project}))::int as n`))[0]!.n
+              (select count(*) from user_activity where project_id = ${project}) +
+              (select count(*) from retention_cells where project_id = ${project}) +
+              (select count(*) from retention_cohorts where project_id = ${project}))::int as n`))[0]!.n
+    await post([ev('signup', 'eve', '2026-11-20T09:00:00Z')])
+    await app.repos.events.applyRetention(project)
+    await post([ev('daily_use', 'eve', '2026-11-21T08:00:00Z')])
+    t.ok((await query<{ n: number }>(sql`select count(*)::int as n from retention_queue where project_id = ${project}`))[0]!.n > 0, 'something still queued for retention')
     t.ok(await count() > 0)
     await app.db.execute(sql`delete from projects where id = ${project}`)
     t.equal(await count(), 0)
+    t.equal((await query<{ n: number }>(sql`select count(*)::int as n from retention_queue where project_id = ${project}`))[0]!.n, 0, 'its retention queue too')
   })
 })
