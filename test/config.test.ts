@@ -22,6 +22,7 @@ t.test('defaults: 127.0.0.1:3000, embedded database in ./.data, public URL from 
     settingsCacheTtlMs: 10_000,
     rateLimit: { max: 300, ingestMax: 1000, windowMs: 10_000, authFailures: 30, authFailureWindowMs: 60_000, concurrency: 8 },
     webhooks: { enabled: true, allowPrivateNetworks: false },
+    retention: { intervalMs: 5000 },
     plugins: [],
     secrets: { key: null, keyFile: path.resolve('./.data/secrets.key'), previous: [] },
   })
@@ -65,6 +66,12 @@ t.test('SECRETS_KEY and SECRETS_KEY_PREVIOUS: 32-byte keys in base64 or hex, nev
         : 'a comma-separated list of 32-byte keys, each in base64 (44 characters) or hex (64 characters)'}.`)
     t.notMatch((caught as ConfigError).message, base64.slice(0, 20), 'the value is not in the message')
   }
+})
+
+t.test('RETENTION_FOLD_INTERVAL_MS: 5 s by default, 0 turns the background fold off', async (t) => {
+  t.same(loadConfig({}).retention, { intervalMs: 5000 })
+  t.same(loadConfig({ RETENTION_FOLD_INTERVAL_MS: '0' }).retention, { intervalMs: 0 })
+  t.throws(() => loadConfig({ RETENTION_FOLD_INTERVAL_MS: '-1' }), /RETENTION_FOLD_INTERVAL_MS/)
 })
 
 t.test('WEBHOOKS_ENABLED and WEBHOOKS_ALLOW_PRIVATE_NETWORKS: true or false', async (t) => {

@@ -145,6 +145,16 @@ t.test('rollups equal a naive count of the raw events', async (t) => {
     t.equal(stored, before + distinct, 'stored once each')
   })
 
+  t.test('the background fold empties the queue of every project', async (t) => {
+    const other = await seedWorkspace(app)
+    await post([ev('daily_use', 'fay', '2026-11-20T08:00:00Z'), ev('signup', 'fay', '2026-11-19T08:00:00Z')])
+    await app.inject({ method: 'POST', url: '/v1/events', headers: bearer(other.keys.ingest), payload: { events: [ev('signup', 'gus', '2026-11-20T08:00:00Z')] } })
+    t.same((await app.repos.events.retentionQueuedProjects()).sort(), [project, other.project.id].sort(), 'both projects have rows queued')
+    t.equal(await app.retention.foldQueued(), 3, 'three first sightings folded')
+    t.same(await app.repos.events.retentionQueuedProjects(), [], 'none left')
+    await compare(t, 'after the background fold')
+  })
+
   t.test("a project's deletion deletes its events and first sightings", async (t) => {
     await post([ev('daily_use', 'eve', '2026-11-20T08:00:00Z')])
     const count = async () => (await query<{ n: number }>(sql`
