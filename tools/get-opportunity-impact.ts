@@ -34,8 +34,8 @@ export default defineOperation({
   name: 'get_opportunity_impact',
   title: 'What the metrics did after a decision',
   description:
-    'What the project\'s daily metrics did after an opportunity\'s decision, the moment its status last became adopted or ' +
-    'done (review history): the N whole days before that day against the N days after it (default 14; the decision day ' +
+    'Daily metrics around an opportunity\'s decision, the moment its status last became adopted or done (review ' +
+    'history): the N whole days before that day against the N days after it (default 14; the decision day ' +
     'itself in neither; days not closed yet, today included, left out and counted). Per metric (default registrations ' +
     'and daily_users; any event as users:<event> or events:<event>): both means, the change, z = how many of the ' +
     'before-days\' typical swings the after-mean lies from the before-mean, and the daily values. It shows what happened ' +
