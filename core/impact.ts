@@ -22,6 +22,10 @@ export interface Comparison {
   spread: number | null
   z: number | null
   unusualness: Unusualness | null
+  /** The before-days' least-squares slope, per day: a trend already under way. */
+  before_trend: number | null
+  /** The change that trend alone gives if it went on: its slope × the days between the periods' middles. */
+  trend_change: number | null
 }
 
 const mean = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0) / xs.length
@@ -48,6 +52,20 @@ export function unusualnessOf(z: number): Unusualness {
   return a >= VERY_UNUSUAL_Z ? 'very_unusual' : a >= UNUSUAL_Z ? 'unusual' : 'usual'
 }
 
+/** The least-squares slope of values at positions 0, 1, 2…; null for fewer than two. */
+export function slopeOf(ys: readonly number[]): number | null {
+  if (ys.length < 2) return null
+  const mx = (ys.length - 1) / 2
+  const my = mean(ys)
+  let num = 0
+  let den = 0
+  ys.forEach((y, x) => {
+    num += (x - mx) * (y - my)
+    den += (x - mx) ** 2
+  })
+  return num / den
+}
+
 const round = (n: number, places: number) => {
   const f = 10 ** places
   return Math.round(n * f) / f
@@ -57,14 +75,18 @@ const round = (n: number, places: number) => {
  * The after-days against the before-days: z = (after mean − before mean) / spread, how many of
  * the before-period's typical day-to-day swings the average day after lies from the average day
  * before. Every field null that needs a period with no day in it. Rounded for reading (2 places;
- * the relative change 4), computed unrounded.
+ * the relative change 4), computed unrounded. `afterOffset`: the first after-day's position, counted
+ * from the first before-day (N + 1 with the decision day between).
  */
-export function compareDays(before: readonly number[], after: readonly number[]): Comparison {
+export function compareDays(before: readonly number[], after: readonly number[], afterOffset = before.length): Comparison {
   const b = before.length > 0 ? mean(before) : null
   const a = after.length > 0 ? mean(after) : null
   const sd = before.length > 0 ? sampleSd(before) : null
   const spread = before.length > 0 ? spreadOf(before) : null
   const z = a !== null && b !== null && spread !== null ? (a - b) / spread : null
+  const slope = slopeOf(before)
+  // Before-days at positions 0…, after-days from `afterOffset` on (the decision day between them).
+  const trend = slope === null || after.length === 0 ? null : slope * (afterOffset + (after.length - 1) / 2 - (before.length - 1) / 2)
   return {
     before_mean: b === null ? null : round(b, 2),
     after_mean: a === null ? null : round(a, 2),
@@ -75,5 +97,7 @@ export function compareDays(before: readonly number[], after: readonly number[])
     z: z === null ? null : round(z, 2),
     // From the z shown, so that a reader who checks it against the thresholds agrees.
     unusualness: z === null ? null : unusualnessOf(round(z, 2)),
+    before_trend: slope === null ? null : round(slope, 2),
+    trend_change: trend === null ? null : round(trend, 2),
   }
 }

@@ -68,6 +68,8 @@ export const MetricImpact = Type.Object({
   unusualness: Type.Union([StringEnum(['usual', 'unusual', 'very_unusual'] as const), Type.Null()], {
     description: '|z| < 1 usual, 1 ≤ |z| < 2 unusual, |z| ≥ 2 very_unusual; null when there is no after-day yet.',
   }),
+  before_trend: Nullable('The before-days\' least-squares slope (per day, per day): a trend already under way before the decision.'),
+  trend_change: Nullable('The change that before-trend alone would give if it had gone on (slope × the days between the two periods\' middles): compare it with `change`.'),
   before: Type.Array(DayValue, { description: 'The before-period, a value a day, oldest first, zeros included.' }),
   after: Type.Array(DayValue, { description: 'The after-period\'s closed days, oldest first, zeros included.' }),
 })

@@ -38,7 +38,8 @@ export default defineOperation({
     'history): the N whole days before that day against the N days after it (default 14; the decision day ' +
     'itself in neither; days not closed yet, today included, left out and counted). Per metric (default registrations ' +
     'and daily_users; any event as users:<event> or events:<event>): both means, the change, z = how many of the ' +
-    'before-days\' typical swings the after-mean lies from the before-mean, and the daily values. It shows what happened ' +
+    'before-days\' typical swings the after-mean lies from the before-mean, the before-days\' own trend and the change it ' +
+    'alone would give, and the daily values. It shows what happened ' +
     'after the decision, not what the decision caused. Never adopted or done: 409 conflict.',
   scope: 'project',
   role: 'viewer',
@@ -107,7 +108,7 @@ export default defineOperation({
     const metrics = sources.map((s) => {
       const before = counted.before.map((date) => ({ date, value: valueOf(date, s) }))
       const after = counted.after.map((date) => ({ date, value: valueOf(date, s) }))
-      return { metric: s.metric, label: s.label, ...compareDays(before.map((d) => d.value), after.map((d) => d.value)), before, after }
+      return { metric: s.metric, label: s.label, ...compareDays(before.map((d) => d.value), after.map((d) => d.value), n + 1), before, after }
     })
 
     const period = (days: readonly string[], countedDays: string[]) => ({ from: days[0]!, to: days.at(-1)!, days_counted: countedDays.length, days_left_out: days.length - countedDays.length })

@@ -14,7 +14,7 @@ type Metric = Static<typeof MetricImpact>
 
 export interface ImpactPanel {
   impact: Static<typeof OpportunityImpact>
-  metrics: { metric: string; label: string; before: string; after: string; change: string; unusualness: string; level: string; chart: string }[]
+  metrics: { metric: string; label: string; before: string; after: string; change: string; unusualness: string; level: string; trend: string | null; chart: string }[]
 }
 
 /**
@@ -41,6 +41,7 @@ export async function impactFor(request: FastifyRequest, project: string, o: Opp
       change: changeText(m),
       unusualness: unusualnessText(m),
       level: m.unusualness ?? 'none',
+      trend: trendText(m),
       chart: impactChart(m, impact.decision.day, impact.days),
     })),
   }
@@ -60,6 +61,12 @@ function unusualnessText(m: Metric): string {
   if (m.z === null) return 'not measurable yet'
   const words = { usual: 'within the usual day-to-day range', unusual: 'unusual', very_unusual: 'very unusual' }[m.unusualness!]
   return `${words} (z = ${m.z.toFixed(1)})`
+}
+
+/** A trend already under way before the decision, when it alone moves the mean by a typical swing or more. */
+function trendText(m: Metric): string | null {
+  if (m.trend_change === null || m.spread === null || Math.abs(m.trend_change) < m.spread) return null
+  return `Already ${m.trend_change > 0 ? 'rising' : 'falling'} before the decision: that trend alone gives ${signed(m.trend_change)} a day.`
 }
 
 const escapeXml = (text: string) => text.replace(/[<>&"']/g, (c) => `&#${c.charCodeAt(0)};`)

@@ -20,14 +20,14 @@ t.test('the impact panel of an adopted opportunity, 1280 and 390 px', { skip }, 
   const ws = await seedWorkspace(app)
   const api = `/api/v1/mcp/projects/${ws.project.id}/opportunities`
 
-  // Daily users about 40 before and about 52 after, with a weekly wobble; signups about the same.
+  // Daily users rising from about 36 to 43 before and about 52 after, with a weekly wobble; signups about the same.
   const events: [string, string, string][] = []
   const wobble = [0, 3, -2, 4, -3, 1, -1]
-  const add = (days: readonly string[], base: number, signups: number) => days.forEach((d, i) => {
-    for (let u = 0; u < base + wobble[i % 7]!; u++) events.push(['daily_use', `u${u}`, `${d}T${String(8 + (u % 10)).padStart(2, '0')}:00:00Z`])
+  const add = (days: readonly string[], base: number, signups: number, rise = 0) => days.forEach((d, i) => {
+    for (let u = 0; u < base + Math.floor(i * rise) + wobble[i % 7]!; u++) events.push(['daily_use', `u${u}`, `${d}T${String(8 + (u % 10)).padStart(2, '0')}:00:00Z`])
     for (let s = 0; s < signups + (i % 3); s++) events.push(['signup', `s${s}-${d}`, `${d}T09:30:00Z`])
   })
-  add(dayRange('2026-11-05', 14), 40, 5)
+  add(dayRange('2026-11-05', 14), 36, 5, 0.5)
   add(dayRange('2026-11-20', 14), 52, 5)
   let accepted = 0
   for (let i = 0; i < events.length; i += 1000) accepted += (await ingestEvents(app, ws.keys.ingest, events.slice(i, i + 1000))).accepted
@@ -69,6 +69,10 @@ t.test('the impact panel of an adopted opportunity, 1280 and 390 px', { skip }, 
     t.match(await users.locator('.impact-change').textContent(), /^\+1\d(\.\d)? a day \(\+\d+(\.\d)?%\)$/)
     t.equal(await users.getAttribute('data-unusualness'), daily.unusualness)
     t.match(await users.locator('.badge.unusualness').textContent(), new RegExp(`z = ${daily.z.toFixed(1)}`))
+    // Already rising before: the trend alone gives a typical swing or more, and the panel says so.
+    t.ok(Math.abs(daily.trend_change) >= daily.spread, `a trend of ${daily.trend_change} against a spread of ${daily.spread}`)
+    t.match(await users.locator('.impact-trend').textContent(), /^Already rising before the decision: that trend alone gives \+\d+(\.\d)? a day\.$/)
+    t.equal(await panel.locator('.impact-metric[data-metric="registrations"] .impact-trend').count(), 0, 'no trend line for flat registrations')
     t.equal(await users.locator('svg.impact-chart circle').count(), 28, '14 days before and 14 after, the decision day in neither')
     t.equal(await users.locator('svg.impact-chart line.decision').count(), 1, 'the decision day is marked')
     t.match(await panel.locator('.impact-caveat').textContent(), /what happened after the decision, not what the decision caused/)

@@ -87,11 +87,14 @@ t.test('get_opportunity_impact', async (t) => {
       spread: 4,
       z: 2,
       unusualness: 'very_unusual',
+      // The before-days' slope: 12 / 28 a day; their middle (day 3) to the after-days' (day 11) is 8 days.
+      before_trend: 0.43,
+      trend_change: 3.43,
       before: dayRange('2026-11-09', 7).map((date, i) => ({ date, value: BEFORE[i] })),
       after: dayRange('2026-11-17', 7).map((date, i) => ({ date, value: AFTER[i] })),
     })
     // A flat before-period (2 a day, sd 0): the spread is √2, not 0, so z is finite: 2 / √2.
-    t.match(registrations, { before_mean: 2, after_mean: 4, change: 2, relative_change: 1, before_sd: 0, spread: 1.41, z: 1.41, unusualness: 'unusual' })
+    t.match(registrations, { before_mean: 2, after_mean: 4, change: 2, relative_change: 1, before_sd: 0, spread: 1.41, z: 1.41, unusualness: 'unusual', before_trend: 0, trend_change: 0 })
     t.match(r.note, /Measured from when it became adopted\. Before: the 7 days 2026-11-03 to 2026-11-09; after: the 7 days 2026-11-11 to 2026-11-17\. The decision day, 2026-11-10 \(UTC\), is in neither\. Every day of both periods has closed\./)
     t.match(r.caveat, /what happened after the decision, not what the decision caused/)
   })
@@ -126,13 +129,14 @@ t.test('get_opportunity_impact', async (t) => {
     t.same(daily.after, dayRange('2026-11-13', 3).map((date, i) => ({ date, value: AFTER[i] })), 'the closed days only: not today, 2026-11-14')
     t.equal(daily.after_mean, 18, 'today\'s 22 so far is not in the mean (it would be 19)')
     t.equal(daily.z, 2)
+    t.equal(daily.trend_change, 2.57, 'the before-trend over 6 days, middle to middle (0.43 × 6)')
     t.match(r.note, /4 days of the after-period have not closed yet and are left out \(today, 2026-11-14, is partial\)\./)
 
     // Decided today: no after-day has closed; nothing to compare yet, and it says so.
     clock.set('2026-11-10T20:00:00.000Z')
     const early = (await get(adopted, '?days=7')).json()
     t.match(early.after, { days_counted: 0, days_left_out: 7 })
-    t.match(early.metrics[1], { before_mean: 10, after_mean: null, change: null, relative_change: null, z: null, unusualness: null, after: [] })
+    t.match(early.metrics[1], { before_mean: 10, after_mean: null, change: null, relative_change: null, z: null, unusualness: null, before_trend: 0.43, trend_change: null, after: [] })
     t.match(early.note, /7 days of the after-period have not closed yet .*: there is no after-day to compare yet\./)
   })
 
