@@ -60,7 +60,7 @@ function changeText(m: Metric): string {
 function unusualnessText(m: Metric): string {
   if (m.z === null) return 'not measurable yet'
   const words = { usual: 'within the usual day-to-day range', unusual: 'unusual', very_unusual: 'very unusual' }[m.unusualness!]
-  return `${words} (z = ${m.z.toFixed(1)})`
+  return `${words} (z = ${m.z})`
 }
 
 /** A trend already under way before the decision, when it alone moves the mean by a typical swing or more. */
