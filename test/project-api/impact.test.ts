@@ -214,6 +214,8 @@ t.test('get_opportunity_impact', async (t) => {
       ['?days=91', 'days', 'must be <= 90'],
       ['?days=seven', 'days', 'must be integer'],
       ['?metrics=revenue', 'metrics[0]', 'must match pattern'],
+      ['?metrics=', 'metrics[0]', 'must match pattern'],
+      ['?metrics=users:', 'metrics[0]', 'must match pattern'],
       ['?metrics=daily_users&metrics=daily_users', 'metrics', 'must NOT have duplicate items'],
       ['?decision=contacted', 'decision', 'must be one of "adopted", "done"'],
       ['?window=7d', 'window', 'is not a known field'],
