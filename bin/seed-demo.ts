@@ -19,6 +19,12 @@ const DEMO_TAGS: Record<DemoType, string> = {
 
 /** How many demo opportunities a project gets. */
 export const DEMO_OPPORTUNITIES = 60
+/**
+ * The first demo opportunity that ends adopted is adopted this many days ago (at 11:00 in the
+ * project's zone): with 30 days of events, get_opportunity_impact's 14 days before and 14 after
+ * its decision day have all closed, so its page shows a full "After the decision".
+ */
+export const DEMO_DECISION_DAYS_AGO = 15
 
 const uuidOf = (text: string) => {
   const h = createHash('sha1').update(text).digest('hex')
@@ -67,9 +73,13 @@ export async function seedProject(
   let reviewed = 0
   let comments = 0
   const demo = demoOpportunities(project.id, DEMO_OPPORTUNITIES)
+  const showcase = demo.find((o) => o.steps.at(-1)?.status === 'adopted')
+  const decidedAt = new Date(startOfDay(addDays(localDate(now, project.timezone), -DEMO_DECISION_DAYS_AGO), project.timezone).getTime() + 11 * 3_600_000)
+  let showcased: string | undefined
   progress(`opportunities: adding ${demo.length} of ${new Set(demo.map((o) => o.type)).size} types with their reviews`)
   for (const o of demo) {
-    const receivedAt = new Date(now.getTime() - Math.floor(o.ageDays * 86400_000))
+    // The showcase came in a week before its decision; its last step (adopted) is the decision.
+    const receivedAt = o === showcase ? new Date(decidedAt.getTime() - 7 * 86400_000) : new Date(now.getTime() - Math.floor(o.ageDays * 86400_000))
     const { opportunity, created } = await app.repos.opportunities.submit({
       projectId: project.id,
       submittedBy: owner.id,
@@ -84,10 +94,13 @@ export async function seedProject(
     opportunities++
     // Each step is a review of its own (a line in the history), spread between arrival and now.
     for (const [n, step] of o.steps.entries()) {
-      const at = new Date(receivedAt.getTime() + ((now.getTime() - receivedAt.getTime()) * (n + 1)) / (o.steps.length + 1))
+      const at = o === showcase
+        ? new Date(receivedAt.getTime() + ((decidedAt.getTime() - receivedAt.getTime()) * (n + 1)) / o.steps.length)
+        : new Date(receivedAt.getTime() + ((now.getTime() - receivedAt.getTime()) * (n + 1)) / (o.steps.length + 1))
       await app.repos.opportunities.review(project.id, opportunity.event_id, { status: step.status, ...(step.evaluation !== undefined ? { evaluation: step.evaluation } : {}), reviewNote: step.note }, owner.id, at)
     }
     if (o.steps.length) reviewed++
+    if (o === showcase) showcased = opportunity.event_id
     // Triage as a team leaves it: a tag per type (and `priority` on some), the owner assigned to
     // what is in progress, and a comment on the first in progress.
     const tags = [DEMO_TAGS[o.type], ...(o.index % 7 === 0 ? ['priority'] : [])]
@@ -101,7 +114,8 @@ export async function seedProject(
       }
     }
   }
-  progress(`opportunities: ${opportunities} new of ${demo.length} (${reviewed} reviewed, ${demo.reduce((n, o) => n + o.steps.length, 0)} review steps planned)`)
+  progress(`opportunities: ${opportunities} new of ${demo.length} (${reviewed} reviewed, ${demo.reduce((n, o) => n + o.steps.length, 0)} review steps planned)` +
+    (showcased ? `; ${showcased} adopted ${DEMO_DECISION_DAYS_AGO} days ago, its impact on its page` : ''))
 
   let memories = 0
   const existing = await app.repos.memories.list(project.id, { page: 1, pageSize: 1 })

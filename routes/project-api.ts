@@ -26,6 +26,7 @@ import findSimilarOpportunities from '../tools/find-similar-opportunities.ts'
 import saveView from '../tools/save-view.ts'
 import listSavedViews from '../tools/list-saved-views.ts'
 import deleteSavedView from '../tools/delete-saved-view.ts'
+import getOpportunityImpact from '../tools/get-opportunity-impact.ts'
 import { dailyEventSummaryCsv, dailyOpsCsv, opportunitiesCsv } from './exports.ts'
 
 const project = 'project_id'
@@ -35,6 +36,7 @@ const routes: OperationRoute[] = [
   { method: 'GET', url: '/projects/:project_id/opportunities/:event_id', op: getOpportunity, project, etag: true },
   { method: 'PATCH', url: '/projects/:project_id/opportunities/:event_id/review', op: reviewOpportunity, project, ifMatch: 'if_version' },
   { method: 'GET', url: '/projects/:project_id/opportunities/:event_id/history', op: getReviewHistory, project },
+  { method: 'GET', url: '/projects/:project_id/opportunities/:event_id/impact', op: getOpportunityImpact, project },
   { method: 'POST', url: '/projects/:project_id/opportunities/:event_id/merge', op: mergeOpportunities, project, ifMatch: 'if_version' },
   { method: 'POST', url: '/projects/:project_id/opportunities/:event_id/unmerge', op: unmergeOpportunity, project },
   { method: 'GET', url: '/projects/:project_id/opportunities/:event_id/merged', op: listMergedOpportunities, project },

@@ -59,6 +59,7 @@ import findSimilarOpportunities from './find-similar-opportunities.ts'
 import saveView from './save-view.ts'
 import listSavedViews from './list-saved-views.ts'
 import deleteSavedView from './delete-saved-view.ts'
+import getOpportunityImpact from './get-opportunity-impact.ts'
 
 export const operations: Operation[] = [
   discoverTools,
@@ -120,6 +121,7 @@ export const operations: Operation[] = [
   saveView,
   listSavedViews,
   deleteSavedView,
+  getOpportunityImpact,
 ]
 
 const builtinTools: ToolPlugin = async (app) => {

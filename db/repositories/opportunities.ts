@@ -646,6 +646,24 @@ export function createOpportunitiesRepository(db: Queryable) {
       return Boolean(row)
     },
 
+    /**
+     * When the opportunity's status last became each of `statuses`, from its history: a change
+     * from another status (setting the status it already had is no change); none for a status it
+     * never became.
+     */
+    async lastBecame(id: string, statuses: readonly Status[]): Promise<{ status: Status; at: Date }[]> {
+      const status = sql<Status>`${reviewHistory.after}->>'status'`
+      return db
+        .select({ status, at: sql`max(${reviewHistory.changedAt})`.mapWith(reviewHistory.changedAt) })
+        .from(reviewHistory)
+        .where(and(
+          eq(reviewHistory.opportunityId, id),
+          inArray(status, [...statuses]),
+          sql`${reviewHistory.before}->>'status' is distinct from ${status}`
+        ))
+        .groupBy(status)
+    },
+
     async history(id: string) {
       return db
         .select({ changedAt: reviewHistory.changedAt, action: reviewHistory.action, before: reviewHistory.before, after: reviewHistory.after, actorId: users.id, actorEmail: users.email })

@@ -14,6 +14,7 @@ import getOpportunity from '../../tools/get-opportunity.ts'
 import { commentsFor } from './comments.ts'
 import { savedViewsFor } from './saved-views.ts'
 import { boardChoices, triageFor } from './triage.ts'
+import { impactFor } from './impact.ts'
 import { appError } from '../../core/errors.ts'
 import { asVersion, describe, flash, formPost, projectAccess, run, safeNext, type Form } from './actions.ts'
 
@@ -195,6 +196,8 @@ export function boardPages(app: FastifyInstance) {
       tags: opportunity.tags,
       assignee: opportunity.assignee,
       comments: await commentsFor(request, request.params.project, id),
+      // An adopted or done one's "After the decision" panel (null for any other).
+      impact: await impactFor(request, request.params.project, opportunity),
     })
   })
 }

@@ -6,10 +6,10 @@ import { eq, inArray, sql } from '../../db/orm.ts'
 import { events, opportunities, reviewHistory } from '../../db/schema.ts'
 import { rowsOf } from '../../db/client.ts'
 import { DEMO_POOLS, DEMO_TYPES, REVIEW_NOTES, demoOpportunities } from '../../bin/demo-data.ts'
-import { DEMO_OPPORTUNITIES, demoEvents, seedProject } from '../../bin/seed-demo.ts'
+import { DEMO_DECISION_DAYS_AGO, DEMO_OPPORTUNITIES, demoEvents, seedProject } from '../../bin/seed-demo.ts'
 import { localDate } from '../../core/time.ts'
 import { main } from '../../bin/cli.ts'
-import { buildTestApp, fixedClock, seedWorkspace } from '../helpers/app.ts'
+import { bearer, buildTestApp, fixedClock, seedWorkspace } from '../helpers/app.ts'
 
 const MAX_REPEATS = 2
 
@@ -96,6 +96,16 @@ t.test('seedProject: the data lands, with review history and progress a line per
     select count(*)::int as events, count(distinct distinct_id)::int as users from events
     where project_id = ${project.id} and event = 'daily_use' group by day`))
   t.ok(perDay.filter((d) => d.events > d.users).length > perDay.length / 2, 'daily_use events outnumber its users on most days')
+
+  // The first one that ends adopted was adopted 15 days ago: its impact has 14 closed days either side.
+  const showcase = demoOpportunities(project.id, DEMO_OPPORTUNITIES).find((o) => o.steps.at(-1)?.status === 'adopted')!
+  const showcaseId = rows.find((r) => r.externalId === `seed-demo-${showcase.index}`)!.id
+  t.match(lines.join('\n'), new RegExp(`; ${showcaseId} adopted ${DEMO_DECISION_DAYS_AGO} days ago, its impact on its page$`, 'm'))
+  const res = await app.inject({ method: 'GET', url: `/api/v1/mcp/projects/${project.id}/opportunities/${showcaseId}/impact`, headers: bearer(ws.keys.mcp) })
+  t.equal(res.statusCode, 200, res.body.slice(0, 300))
+  const impact = res.json()
+  t.match(impact, { status: 'adopted', decision: { status: 'adopted', day: '2026-02-23' }, before: { days_counted: 14, days_left_out: 0 }, after: { days_counted: 14, days_left_out: 0 } })
+  for (const m of impact.metrics) t.ok(m.before.every((d: { value: number }) => d.value > 0) && m.after.every((d: { value: number }) => d.value > 0), `${m.metric}: events on every day either side`)
 
   const again = await seedProject(app, project, ws.user.id)
   t.match(again, { opportunities: 0, reviewed: 0, memories: 0, events: 0 }, 'a re-run adds nothing')

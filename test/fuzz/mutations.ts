@@ -251,7 +251,8 @@ export function urlEncode(value: string): string {
 
 /** A JSON value as query-string text (an array: the parameter repeated); undefined when it has none. */
 export function queryText(value: unknown): string[] | undefined {
-  if (Array.isArray(value)) return value.every((v) => typeof v !== 'object' || v === null) && value.length <= 50 ? value.map(String) : undefined
+  // An empty list has no text in a query string: no parameter is the argument left out (its default).
+  if (Array.isArray(value)) return value.length > 0 && value.every((v) => typeof v !== 'object' || v === null) && value.length <= 50 ? value.map(String) : undefined
   if (value !== null && typeof value === 'object') return undefined
   return [String(value)]
 }

@@ -90,7 +90,17 @@ export class World {
     }
     await replace(out, false)
     await replace(out, true)
+    // An impact is read from a decision: the opportunity it names was adopted 15 days ago.
+    if (op.name === 'get_opportunity_impact' && typeof out.event_id === 'string') await this.adopted(out.event_id)
     return out
+  }
+
+  private async adopted(eventId: string): Promise<void> {
+    const key = `adopted ${eventId}`
+    if (this.made.has(key)) return
+    const { app, ws } = this
+    await app.repos.opportunities.review(ws.project.id, eventId, { status: 'adopted' }, ws.user.id, new Date(app.now().getTime() - 15 * 86_400_000))
+    this.made.set(key, eventId)
   }
 
   private async record(literal: string, webhook: unknown, opportunity?: unknown): Promise<string> {

@@ -64,10 +64,10 @@ t.test('?toolsets= lists more; an unknown toolset is a 400 naming the toolsets',
   t.strictSame(all.tools.map((x) => x.name), allNames, 'all: every tool')
   const bad = await list(ws.keys.service, '2025-11-25', '?toolsets=admn')
   t.equal(bad.status, 400)
-  t.match(JSON.parse(bad.body), { error: { code: 'invalid_arguments', message: "Unknown toolset 'admn': the toolsets are default, triage, admin (or all)." } })
+  t.match(JSON.parse(bad.body), { error: { code: 'invalid_arguments', message: "Unknown toolset 'admn': the toolsets are default, triage, admin, metrics (or all)." } })
   const rest = await app.inject({ method: 'GET', url: '/v1/tools', headers: bearer(ws.keys.service) })
   t.strictSame(rest.json().tools.map((x: { name: string }) => x.name), allNames, 'GET /v1/tools lists every toolset by default')
-  t.ok(rest.json().tools.every((x: { toolset: string }) => ['default', 'triage', 'admin'].includes(x.toolset)), 'each with its toolset')
+  t.ok(rest.json().tools.every((x: { toolset: string }) => ['default', 'triage', 'admin', 'metrics'].includes(x.toolset)), 'each with its toolset')
   for (const name of ['get_opportunity', 'get_review_history', 'merge_opportunities', 'unmerge_opportunity', 'list_merged_opportunities', 'tag_opportunity', 'list_tags', 'rename_tag', 'delete_tag', 'assign_opportunity', 'find_similar_opportunities']) {
     t.ok(triage.tools.some((x) => x.name === name), `${name}: listed with ?toolsets=triage`)
     t.notOk(defaultNames.includes(name), `${name}: not in the default toolset`)
@@ -76,6 +76,9 @@ t.test('?toolsets= lists more; an unknown toolset is a 400 naming the toolsets',
     t.ok(triage.tools.some((x) => x.name === name), `${name}: listed with ?toolsets=triage`)
     t.notOk(defaultNames.includes(name), `${name}: not in the default toolset`)
   }
+  const metrics = await list(ws.keys.service, '2025-11-25', '?toolsets=metrics')
+  t.strictSame(metrics.tools.map((x) => x.name), app.registry.contracts([], ['default', 'metrics']).map((c) => c.name), 'default and metrics')
+  t.ok(metrics.tools.some((x) => x.name === 'get_opportunity_impact') && !defaultNames.includes('get_opportunity_impact'), 'get_opportunity_impact: in metrics, not in default')
   const restDefault = await app.inject({ method: 'GET', url: '/v1/tools?toolsets=default', headers: bearer(ws.keys.service) })
   t.strictSame(restDefault.json().tools.map((x: { name: string }) => x.name), defaultNames, 'GET /v1/tools?toolsets=default: what MCP lists')
 })
