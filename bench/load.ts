@@ -155,7 +155,7 @@ export const rollupSteps: { table: string; sql: string }[] = [
   {
     // Retention's cells and cohorts, as retention_apply() folds the first sightings in.
     table: 'retention_cells',
-    sql: `select retention_rebuild($1)`,
+    sql: 'select retention_rebuild($1)',
   },
   {
     table: 'project_event_stats',
