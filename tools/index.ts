@@ -59,6 +59,7 @@ import findSimilarOpportunities from './find-similar-opportunities.ts'
 import saveView from './save-view.ts'
 import listSavedViews from './list-saved-views.ts'
 import deleteSavedView from './delete-saved-view.ts'
+import getRetention from './get-retention.ts'
 
 export const operations: Operation[] = [
   discoverTools,
@@ -120,6 +121,8 @@ export const operations: Operation[] = [
   saveView,
   listSavedViews,
   deleteSavedView,
+  // Metrics (issue 29), in a toolset of their own.
+  getRetention,
 ]
 
 const builtinTools: ToolPlugin = async (app) => {
