@@ -70,7 +70,7 @@ export default defineOperation({
     valid: [
       { title: 'Day-by-day retention of the last 7 days\u2019 signups', args: {} },
       { title: 'Weekly retention of the last 30 days\u2019 signups, 4 weeks on, against the 30 days before', args: { period: 'week', periods: 4, window: '30d', compare: true } },
-      { title: 'Users who came back to the same event, for a chosen range', args: { start_event: 'daily_use', return_event: 'daily_use', from: '2026-01-05', to: '2026-01-18', periods: 14 } },
+      { title: 'Users who came back to the same event, for a chosen range', args: { start_event: 'daily_use', return_event: 'daily_use', from: '2025-05-26', to: '2025-06-08', periods: 14 } },
     ],
     invalid: [
       { title: 'A period that does not exist', args: { period: 'month' }, field: 'period' },
