@@ -264,7 +264,7 @@ export async function verifyRollupsByIngestion(app: FastifyInstance, sql: Sql, d
       await app.repos.events.ingest(twin.id, rows.map((r) => ({ ...r })), new Date())
       n += rows.length
     }
-    await app.repos.events.applyRetention(twin.id)
+    await app.repos.retention.fold(twin.id)
     const ingestSeconds = (performance.now() - started) / 1000
     // `source` folds the counter shards (the twin's batches may land in several).
     const compare = async (table: string, columns: string, source = table) => {

@@ -6,7 +6,7 @@
 //  2. events of users over the 90 days ending today plus opportunities, generated on the server
 //     (bench/load.ts), rollups built from the raw events, then VACUUM ANALYZE;
 //  3. p50/p95 of every read over HTTP, sequentially, from a separate client process: overview,
-//     daily-ops, daily-event-summary, the event stream, and the listing's first, filtered, last
+//     daily-ops, daily-event-summary, retention (by day and by week), the event stream, and the listing's first, filtered, last
 //     and middle pages (by page number and by cursor);
 //  4. the naive raw-events query a peer uses, timed directly, against daily-ops;
 //  5. at the largest size only: autocannon at 10 connections and ingestion throughput through
@@ -127,6 +127,8 @@ const TARGETS = {
   naiveRatio: 1000,
   /** The overview within this factor of daily-ops, at every size. */
   overviewVsDailyOps: 2,
+  /** Retention (30 days of cohorts) within this factor of daily-ops, at every size (issue 29). */
+  retentionVsDailyOps: 2,
   /** Any page of the listing within this factor of page 1, at every size. */
   pageVsFirst: 5,
 }
@@ -207,7 +209,7 @@ interface Read {
 }
 interface SizeResult {
   scale: number
-  facts: { events: number; users: number; opportunities: number; pendingPotential: number }
+  facts: { events: number; users: number; opportunities: number; pendingPotential: number; cohortUsers: number }
   loadSeconds: number | undefined
   reads: Read[]
   latency: Record<string, Latency>
@@ -281,12 +283,17 @@ async function measureSize(scale: number, name: string, last: boolean): Promise<
            (select max(day)::text from daily_event_counts where project_id = ${dataset.projectId}) as last_day`
   const sizes = await sql<{ name: string; size: string }[]>`
     select t as name, pg_size_pretty(pg_total_relation_size(t::regclass)) as size
-    from unnest(array['events', 'daily_event_users', 'daily_event_counts', 'user_activity', 'user_activity_days', 'opportunities']) t`
+    from unnest(array['events', 'daily_event_users', 'retention_cells', 'daily_event_counts', 'user_activity', 'user_activity_days', 'opportunities']) t`
   log()
   log(`Data: ${fmtInt(Number(facts!.events))} events of ${fmtInt(Number(facts!.users))} users, days ${facts!.first_day} … ${facts!.last_day} (${dataset.timeZone}); ` +
       `${fmtInt(Number(facts!.opportunities))} opportunities (${fmtInt(Number(facts!.pending_potential))} pending potential_user_opportunity)`)
   log(`Sizes: ${sizes.map((s) => `${s.name} ${s.size}`).join(', ')}`)
-  const sizeFacts = { events: Number(facts!.events), users: Number(facts!.users), opportunities: Number(facts!.opportunities), pendingPotential: Number(facts!.pending_potential) }
+  // Retention sums cells, whatever the cohorts' sizes: how many users the 30-day read covers.
+  const [cohort] = await sql<{ n: string }[]>`
+    select coalesce(sum(users), 0)::text as n from retention_cohorts
+    where project_id = ${dataset.projectId} and event = 'signup' and day > ${dataset.today}::date - 30 and day <= ${dataset.today}::date`
+  log(`Retention's 30-day cohorts: ${fmtInt(Number(cohort!.n))} users (their returns read from cells, not per user)`)
+  const sizeFacts = { events: Number(facts!.events), users: Number(facts!.users), opportunities: Number(facts!.opportunities), pendingPotential: Number(facts!.pending_potential), cohortUsers: Number(cohort!.n) }
 
   // -------------------------------------------------------------------------------------------
   // HTTP reads
@@ -310,6 +317,9 @@ async function measureSize(scale: number, name: string, last: boolean): Promise<
     { key: 'overview', label: 'overview', path: '/overview' },
     { key: 'dailyOps', label: 'daily-ops 30d', path: '/daily-ops?window=30d' },
     { key: 'summary', label: 'daily-event-summary 30d', path: '/daily-event-summary?window=30d' },
+    // Retention (issue 29): 30 days of cohorts, by day (7 days on) and by week (4 weeks on).
+    { key: 'retention', label: 'retention 30d, by day, 7 periods', path: '/retention?window=30d' },
+    { key: 'retentionWeek', label: 'retention 30d, by week, 4 periods', path: '/retention?period=week&window=30d' },
     { key: 'stream', label: 'event-stream (own events, 20)', path: '/event-stream?limit=20' },
     { key: 'listing', label: 'opportunities status+type page 50', path: '/opportunities?status=pending&type=potential_user_opportunity&page=50' },
     { key: 'first', label: 'opportunities page 1', path: '/opportunities?page=1' },
@@ -471,6 +481,10 @@ async function main() {
     const at = compact(r.facts.events) + ' ev'
     const ov = ratio(r, 'overview', 'dailyOps')
     rows.push([`overview p50 / daily-ops p50 (${at})`, `${ov.toFixed(2)}×`, `≤ ${TARGETS.overviewVsDailyOps}×`, verdict(ov <= TARGETS.overviewVsDailyOps)])
+    for (const key of ['retention', 'retentionWeek']) {
+      const x = ratio(r, key, 'dailyOps')
+      rows.push([`${labelOf(key, r)} p50 / daily-ops p50 (${at}; ${compact(r.facts.cohortUsers)} cohort users)`, `${x.toFixed(2)}×`, `≤ ${TARGETS.retentionVsDailyOps}×`, verdict(x <= TARGETS.retentionVsDailyOps)])
+    }
     for (const key of ['lastByNumber', 'lastByCursor', 'middleByCursor']) {
       if (!r.latency[key]) continue
       const x = ratio(r, key, 'first')
@@ -530,6 +544,8 @@ interface ResponseBody {
   items?: { status: string; contribution_type: string; event_id: string }[]
   unique_users_30d?: number
   distinct_id?: string
+  cohorts?: unknown[]
+  overall?: { users: number; returned?: (number | null)[] }
 }
 function checkBody(key: string, body: ResponseBody, pendingPotential: number) {
   const fail = (why: string) => {
@@ -541,6 +557,10 @@ function checkBody(key: string, body: ResponseBody, pendingPotential: number) {
   } else if (key === 'summary') {
     if (body.days?.length !== 30) fail('30 days expected')
     if (!body.totals?.some((t) => t.event === 'daily_use' && t.count > 0)) fail('no daily_use total')
+  } else if (key === 'retention' || key === 'retentionWeek') {
+    if (key === 'retention' && body.cohorts?.length !== 30) fail('30 day cohorts expected')
+    if (!body.overall?.users) fail('no users in the cohorts')
+    if (!body.overall?.returned?.some((n) => (n ?? 0) > 0)) fail('nobody returned')
   } else if (key === 'overview') {
     if (!body.unique_users_30d) fail('no active users over 30 days')
   } else if (key === 'stream') {
@@ -595,7 +615,7 @@ async function loadAll(app: FastifyInstance, sql: Sql, d: Dataset, workspaceId: 
 
   for (const t of bulkTables) await sql.unsafe(`alter table ${t} reset (autovacuum_enabled)`)
   await step('VACUUM ANALYZE', () =>
-    sql.unsafe('vacuum (analyze) events, daily_event_users, daily_event_counts, user_activity, user_activity_days, project_event_stats, opportunities, opportunity_counts, projects, api_keys, users, memberships')
+    sql.unsafe('vacuum (analyze) events, daily_event_users, retention_cells, retention_cohorts, daily_event_counts, user_activity, user_activity_days, project_event_stats, opportunities, opportunity_counts, projects, api_keys, users, memberships')
   )
   await step('CHECKPOINT', () => sql.unsafe('checkpoint'))
 }

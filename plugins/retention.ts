@@ -15,7 +15,7 @@ declare module 'fastify' {
 async function retentionPlugin(app: FastifyInstance, options: { intervalMs: number }) {
   async function foldQueued(): Promise<number> {
     let total = 0
-    for (const projectId of await app.repos.events.retentionQueuedProjects()) total += await app.repos.events.applyRetention(projectId)
+    for (const projectId of await app.repos.retention.queuedProjects()) total += await app.repos.retention.fold(projectId)
     return total
   }
   app.decorate('retention', { foldQueued })

@@ -10,6 +10,7 @@ import getOverview from '../tools/get-overview.ts'
 import getDailyOps from '../tools/get-daily-ops.ts'
 import getDailyEventSummary from '../tools/get-daily-event-summary.ts'
 import getEventStream from '../tools/get-event-stream.ts'
+import getRetention from '../tools/get-retention.ts'
 import mergeOpportunities from '../tools/merge-opportunities.ts'
 import unmergeOpportunity from '../tools/unmerge-opportunity.ts'
 import listMergedOpportunities from '../tools/list-merged-opportunities.ts'
@@ -44,6 +45,7 @@ const routes: OperationRoute[] = [
   { method: 'POST', url: '/projects/:project_id/opportunities/similar', op: findSimilarOpportunities, project },
   { method: 'GET', url: '/projects/:project_id/overview', op: getOverview, project },
   { method: 'GET', url: '/projects/:project_id/daily-ops', op: getDailyOps, project, csv: dailyOpsCsv },
+  { method: 'GET', url: '/projects/:project_id/retention', op: getRetention, project },
   { method: 'GET', url: '/projects/:project_id/daily-event-summary', op: getDailyEventSummary, project, csv: dailyEventSummaryCsv },
   { method: 'GET', url: '/projects/:project_id/event-stream', op: getEventStream, project },
   { method: 'GET', url: '/projects/:project_id/opportunities/:event_id/comments', op: listComments, project },

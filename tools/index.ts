@@ -60,6 +60,7 @@ import saveView from './save-view.ts'
 import listSavedViews from './list-saved-views.ts'
 import deleteSavedView from './delete-saved-view.ts'
 import getOpportunityImpact from './get-opportunity-impact.ts'
+import getRetention from './get-retention.ts'
 
 export const operations: Operation[] = [
   discoverTools,
@@ -121,6 +122,8 @@ export const operations: Operation[] = [
   saveView,
   listSavedViews,
   deleteSavedView,
+  // Metrics (issue 29), in a toolset of their own.
+  getRetention,
   getOpportunityImpact,
 ]
 

@@ -168,32 +168,6 @@ export function createEventsRepository(db: Queryable) {
       return { accepted, duplicates: batch.length - accepted }
     },
 
-    /**
-     * Folds the project's queued first sightings into the retention cells, in slices, until none
-     * committed before a slice is left (retention_apply, migration 0018). Returns how many.
-     */
-    async applyRetention(projectId: string, slice = 20_000): Promise<number> {
-      let total = 0
-      for (;;) {
-        const [row] = rowsOf<{ n: number }>(await db.execute(sql`select retention_apply(${projectId}, ${slice}) as n`))
-        const n = Number(row!.n)
-        total += n
-        if (n < slice) return total
-      }
-    },
-
-    /** The projects with first sightings queued for retention (a loose index scan of the queue's key). */
-    async retentionQueuedProjects(): Promise<string[]> {
-      const result = await db.execute(sql`
-        with recursive p as (
-          (select project_id from retention_queue order by project_id limit 1)
-          union all
-          select (select q.project_id from retention_queue q where q.project_id > p.project_id order by q.project_id limit 1)
-          from p where p.project_id is not null)
-        select project_id from p where project_id is not null`)
-      return rowsOf<{ project_id: string }>(result).map((r) => r.project_id)
-    },
-
     /** Per-day, per-event counters for [from, to] (inclusive), optionally some events only. */
     async dailyCounts(projectId: string, from: string, to: string, names?: string[]) {
       return names ? prepared.dailyCountsOf().execute({ projectId, from, to, names }) : prepared.dailyCounts().execute({ projectId, from, to })

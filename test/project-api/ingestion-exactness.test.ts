@@ -56,7 +56,7 @@ t.test('rollups equal a naive count of the raw events', async (t) => {
            union all
            (select distinct_id, max(day) from events where project_id = ${project} and event = 'daily_use' group by 1
             except select distinct_id, last_active_day from user_activity where project_id = ${project})) d)::int as activity_differing`)
-    await app.repos.events.applyRetention(project)
+    await app.repos.retention.fold(project)
     const [ret] = await query<Record<string, number>>(sql`
       with seen as (select distinct event, day, distinct_id from events where project_id = ${project}),
       firsts as (select distinct_id, event, min(day) as f from seen group by 1, 2),
@@ -135,7 +135,7 @@ t.test('rollups equal a naive count of the raw events', async (t) => {
       const batches = Array.from({ length: 4 }, () => batchOf(1 + Math.floor(rand() * 60)))
       // The first batch of every round is sent twice at once as well: a client retry racing itself.
       // Retention is applied while they run: what it folds in must not depend on what it saw.
-      const [results] = await Promise.all([Promise.all([...batches, batches[0]!].map(post)), app.repos.events.applyRetention(project, 7)])
+      const [results] = await Promise.all([Promise.all([...batches, batches[0]!].map(post)), app.repos.retention.fold(project, 7)])
       t.same(results.map((r) => r.statusCode), [200, 200, 200, 200, 200])
       accepted += results.reduce((n, r) => n + (r.json() as { accepted: number }).accepted, 0)
     }
@@ -149,9 +149,9 @@ t.test('rollups equal a naive count of the raw events', async (t) => {
     const other = await seedWorkspace(app)
     await post([ev('daily_use', 'fay', '2026-11-20T08:00:00Z'), ev('signup', 'fay', '2026-11-19T08:00:00Z')])
     await app.inject({ method: 'POST', url: '/v1/events', headers: bearer(other.keys.ingest), payload: { events: [ev('signup', 'gus', '2026-11-20T08:00:00Z')] } })
-    t.same((await app.repos.events.retentionQueuedProjects()).sort(), [project, other.project.id].sort(), 'both projects have rows queued')
+    t.same((await app.repos.retention.queuedProjects()).sort(), [project, other.project.id].sort(), 'both projects have rows queued')
     t.equal(await app.retention.foldQueued(), 3, 'three first sightings folded')
-    t.same(await app.repos.events.retentionQueuedProjects(), [], 'none left')
+    t.same(await app.repos.retention.queuedProjects(), [], 'none left')
     await compare(t, 'after the background fold')
   })
 
@@ -165,7 +165,7 @@ t.test('rollups equal a naive count of the raw events', async (t) => {
               (select count(*) from retention_cells where project_id = ${project}) +
               (select count(*) from retention_cohorts where project_id = ${project}))::int as n`))[0]!.n
     await post([ev('signup', 'eve', '2026-11-20T09:00:00Z')])
-    await app.repos.events.applyRetention(project)
+    await app.repos.retention.fold(project)
     await post([ev('daily_use', 'eve', '2026-11-21T08:00:00Z')])
     t.ok((await query<{ n: number }>(sql`select count(*)::int as n from retention_queue where project_id = ${project}`))[0]!.n > 0, 'something still queued for retention')
     t.ok(await count() > 0)
