@@ -2,11 +2,11 @@
 // is it firing, on which day, at what value, and against what. plugins/alerts.ts reads the
 // numbers and records the changes of state; everything here is a pure function of its inputs.
 import { addDays } from './time.ts'
+import { alertConditions, alertMetrics } from '../schemas/alerts.ts'
 
+export { alertConditions, alertMetrics }
 export const dailyMetrics = ['registrations', 'daily_users', 'event_count', 'event_users'] as const
 export const queueMetrics = ['pending_opportunities', 'oldest_pending_age_hours'] as const
-export const alertMetrics = [...dailyMetrics, ...queueMetrics] as const
-export const alertConditions = ['above', 'below', 'anomaly'] as const
 export type AlertMetric = (typeof alertMetrics)[number]
 export type AlertCondition = (typeof alertConditions)[number]
 

@@ -59,6 +59,11 @@ import findSimilarOpportunities from './find-similar-opportunities.ts'
 import saveView from './save-view.ts'
 import listSavedViews from './list-saved-views.ts'
 import deleteSavedView from './delete-saved-view.ts'
+import createAlert from './create-alert.ts'
+import listAlerts from './list-alerts.ts'
+import updateAlert from './update-alert.ts'
+import deleteAlert from './delete-alert.ts'
+import listAlertEvents from './list-alert-events.ts'
 
 export const operations: Operation[] = [
   discoverTools,
@@ -120,6 +125,12 @@ export const operations: Operation[] = [
   saveView,
   listSavedViews,
   deleteSavedView,
+  // Metrics (issue 29): alerts on a daily metric or the review queue.
+  createAlert,
+  listAlerts,
+  updateAlert,
+  deleteAlert,
+  listAlertEvents,
 ]
 
 const builtinTools: ToolPlugin = async (app) => {
