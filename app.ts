@@ -14,6 +14,7 @@ import registryPlugin from './plugins/registry.ts'
 import toolPluginsPlugin, { loadToolPlugins, type PluginSource } from './plugins/tool-plugins.ts'
 import builtinTools from './tools/index.ts'
 import webhooksPlugin from './plugins/webhooks.ts'
+import alertsPlugin from './plugins/alerts.ts'
 import mailPlugin from './plugins/mail.ts'
 import errorsPlugin, { frameworkErrors } from './plugins/errors.ts'
 import authPlugin from './plugins/auth.ts'
@@ -254,6 +255,8 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     await app.register(mailPlugin, { mail: config.mail })
     await app.register(registryPlugin, { now: options.now ?? (() => new Date()), checkOutputs: options.checkOutputs, webhookPolicy, publicUrl: config.publicUrl })
     await app.register(webhooksPlugin, { policy: webhookPolicy, enabled: config.webhooks?.enabled ?? false })
+    // Alerts are delivered through the webhook outbox: their day-close timer runs with its worker.
+    await app.register(alertsPlugin, { enabled: config.webhooks?.enabled ?? false })
     await app.register(fairUsePlugin, { limits: config.rateLimit })
     await app.register(authPlugin, { publicUrl: config.publicUrl })
 
