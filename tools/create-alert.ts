@@ -9,7 +9,7 @@ export default defineOperation({
   name: 'create_alert',
   title: 'Create an alert on a metric',
   description:
-    'Alert on a daily metric (registrations, daily_users, an event\'s event_count or event_users) or the review queue ' +
+    'Metrics alerts: create one on a daily metric (registrations, daily_users, an event\'s event_count or event_users) or the review queue ' +
     '(pending_opportunities, oldest_pending_age_hours): `above` or `below` a `threshold`, or `anomaly` (the day far ' +
     'outside its last 4–8 same weekdays; daily metrics only). Evaluated when the numbers change and when a day closes in ' +
     `the project's zone; each firing and recovery is logged (list_alert_events) and sent as alert.triggered / alert.resolved webhooks. At most ${MAX_ALERTS_PER_PROJECT} per project. Owner only.`,

@@ -6,7 +6,7 @@ import { AlertId } from '../schemas/alerts.ts'
 export default defineOperation({
   name: 'delete_alert',
   title: 'Delete an alert',
-  description: 'Alert deletion: the alert and its log of firings and recoveries (webhook messages already queued still go out). Owner only.',
+  description: 'Metrics alerts: delete one, with its log of firings and recoveries (webhook messages already queued still go out). Owner only.',
   scope: 'project',
   toolset: 'metrics',
   role: 'owner',

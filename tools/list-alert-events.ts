@@ -9,7 +9,7 @@ export default defineOperation({
   name: 'list_alert_events',
   title: 'Alert firings and recoveries',
   description:
-    'The log of the project\'s alerts, newest first: each firing (triggered) and recovery (resolved) with its day, value and ' +
+    'Metrics alerts\' log, newest first: each firing (triggered) and recovery (resolved) with its day, value and ' +
     'what it was held against (`detail`: the threshold, or the expected range and method). Optional `alert_id`; ' +
     '`page`/`page_size`.',
   scope: 'project',

@@ -7,7 +7,7 @@ export default defineOperation({
   name: 'list_alerts',
   title: 'List the project’s alerts',
   description:
-    'Alerts of the project, oldest first, each with its definition and its state now (ok or firing), the value its last ' +
+    'Metrics alerts of the project, oldest first, each with its definition and its state now (ok or firing), the value its last ' +
     'evaluation judged and when. The firings and recoveries themselves: list_alert_events.',
   scope: 'project',
   toolset: 'metrics',

@@ -9,7 +9,7 @@ export default defineOperation({
   name: 'update_alert',
   title: 'Change an alert',
   description:
-    'Alert update: `name`, `metric`, `event`, `condition`, `threshold` and/or `enabled` (false: not evaluated); only the ' +
+    'Metrics alerts: change one\'s `name`, `metric`, `event`, `condition`, `threshold` and/or `enabled` (false: not evaluated); only the ' +
     'fields you send change. A metric that names no event drops the event; anomaly drops the threshold. Its state stays ' +
     'until the next evaluation. Owner only.',
   scope: 'project',

@@ -64,16 +64,22 @@ t.test('?toolsets= lists more; an unknown toolset is a 400 naming the toolsets',
   t.strictSame(all.tools.map((x) => x.name), allNames, 'all: every tool')
   const bad = await list(ws.keys.service, '2025-11-25', '?toolsets=admn')
   t.equal(bad.status, 400)
-  t.match(JSON.parse(bad.body), { error: { code: 'invalid_arguments', message: "Unknown toolset 'admn': the toolsets are default, triage, admin (or all)." } })
+  t.match(JSON.parse(bad.body), { error: { code: 'invalid_arguments', message: "Unknown toolset 'admn': the toolsets are default, triage, admin, metrics (or all)." } })
   const rest = await app.inject({ method: 'GET', url: '/v1/tools', headers: bearer(ws.keys.service) })
   t.strictSame(rest.json().tools.map((x: { name: string }) => x.name), allNames, 'GET /v1/tools lists every toolset by default')
-  t.ok(rest.json().tools.every((x: { toolset: string }) => ['default', 'triage', 'admin'].includes(x.toolset)), 'each with its toolset')
+  t.ok(rest.json().tools.every((x: { toolset: string }) => ['default', 'triage', 'admin', 'metrics'].includes(x.toolset)), 'each with its toolset')
   for (const name of ['get_opportunity', 'get_review_history', 'merge_opportunities', 'unmerge_opportunity', 'list_merged_opportunities', 'tag_opportunity', 'list_tags', 'rename_tag', 'delete_tag', 'assign_opportunity', 'find_similar_opportunities']) {
     t.ok(triage.tools.some((x) => x.name === name), `${name}: listed with ?toolsets=triage`)
     t.notOk(defaultNames.includes(name), `${name}: not in the default toolset`)
   }
   for (const name of ['save_view', 'list_saved_views', 'delete_saved_view']) {
     t.ok(triage.tools.some((x) => x.name === name), `${name}: listed with ?toolsets=triage`)
+    t.notOk(defaultNames.includes(name), `${name}: not in the default toolset`)
+  }
+  const metrics = await list(ws.keys.service, '2025-11-25', '?toolsets=metrics')
+  t.strictSame(metrics.tools.map((x) => x.name), app.registry.contracts([], ['default', 'metrics']).map((c) => c.name), 'default and metrics')
+  for (const name of ['create_alert', 'list_alerts', 'update_alert', 'delete_alert', 'list_alert_events']) {
+    t.ok(metrics.tools.some((x) => x.name === name), `${name}: listed with ?toolsets=metrics`)
     t.notOk(defaultNames.includes(name), `${name}: not in the default toolset`)
   }
   const restDefault = await app.inject({ method: 'GET', url: '/v1/tools?toolsets=default', headers: bearer(ws.keys.service) })
