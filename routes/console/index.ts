@@ -25,6 +25,7 @@ import { boardPages } from './board.ts'
 import { metricsPages } from './metrics.ts'
 import { downloadRoutes } from './downloads.ts'
 import { webhookPages } from './webhooks.ts'
+import { alertPages } from './alerts.ts'
 import { workspacePages } from './workspace.ts'
 import { passwordPages, passwordResetPages } from './passwords.ts'
 import { invitationPages, memberPages } from './members.ts'
@@ -136,7 +137,7 @@ export default async function consolePlugin(app: FastifyInstance, options: Conso
   // Every other page needs a signed-in user: one hook for the whole scope, before any route's own.
   await app.register(async (signedIn) => {
     signedIn.addHook('preHandler', requireUser)
-    for (const area of [signOutRoute, projectPages, profilePages, apiKeyPages, boardPages, metricsPages, downloadRoutes, webhookPages, workspacePages, memberPages, commentPages, savedViewPages, triagePages]) area(signedIn)
+    for (const area of [signOutRoute, projectPages, profilePages, apiKeyPages, boardPages, metricsPages, downloadRoutes, webhookPages, alertPages, workspacePages, memberPages, commentPages, savedViewPages, triagePages]) area(signedIn)
     passwordPages(signedIn)
   })
   // Unknown console addresses get a page in the console's look (the root handler answers JSON
