@@ -5,12 +5,14 @@
 // many evaluations run at once; validation that changes nothing; REST, /v1/tools and MCP alike.
 import t from 'tap'
 import type { FastifyInstance } from 'fastify'
-import { addMember, bearer, buildTestApp, expectStatus, fixedClock, ingestEvents, seedWorkspace } from '../helpers/app.ts'
+import { addMember, bearer, buildTestApp, expectStatus, fixedClock, ingestEvents, seedWorkspace, testDatabase } from '../helpers/app.ts'
 import { privateOk, receiver, subscribe } from '../helpers/webhooks.ts'
 import { MAX_ALERTS_PER_PROJECT } from '../../core/alerts.ts'
+import { addDays } from '../../core/time.ts'
 
 const clock = fixedClock('2026-03-18T15:00:00.000Z') // a Wednesday
-const app: FastifyInstance = await buildTestApp(t, { now: clock, config: privateOk })
+const database = await testDatabase(t)
+const app: FastifyInstance = await buildTestApp(t, { database, now: clock, config: privateOk })
 const ws = await seedWorkspace(app)
 const viewer = await addMember(app, ws.project.id, 'viewer')
 const base = `/api/v1/mcp/projects/${ws.project.id}`
@@ -194,7 +196,9 @@ t.test('evaluated at the same moment by many: one firing, one message', async (t
   const hook = await receiver(t)
   const sub = await subscribe(app, ws.keys.service, ws.project.id, hook.url, ['alert.triggered'])
   const alerts = await Promise.all([1, 2, 3].map((i) => made({ name: `Race ${i}`, metric: 'daily_users', condition: 'above', threshold: i - 1 })))
-  const results = await Promise.all([1, 2, 3, 4].map(() => app.alerts.evaluate(ws.project.id, 'daily')))
+  // On PostgreSQL a second instance on the same database judges at the same moment too.
+  const other = database.kind === 'postgres' ? await buildTestApp(t, { database, now: clock, config: privateOk }) : app
+  const results = await Promise.all([app, other, app, other].map((instance) => instance.alerts.evaluate(ws.project.id, 'daily')))
   const changes = results.flat()
   t.equal(changes.length, 3, 'each alert changed state once, whoever judged it')
   for (const a of alerts) {
@@ -206,6 +210,56 @@ t.test('evaluated at the same moment by many: one firing, one message', async (t
   const ids = items.map((d) => (d.payload as { data: { alert: { id: string } } }).data.alert.id)
   t.same(ids.sort(), alerts.map((a) => a.id).sort(), 'one message per alert')
   for (const a of alerts) await remove(a.id)
+})
+
+t.test('a burst of batches is evaluated a few times, not once a batch; a failing evaluation never fails an ingestion', async (t) => {
+  const alert = await made({ name: 'Busy day', metric: 'event_users', event: 'burst', condition: 'above', threshold: 25 })
+  const list = app.repos.alerts.list
+  let evaluations = 0
+  app.repos.alerts.list = (projectId, enabledOnly) => {
+    if (projectId === ws.project.id && enabledOnly) evaluations++
+    return list(projectId, enabledOnly)
+  }
+  t.teardown(() => {
+    app.repos.alerts.list = list
+  })
+  const batches = 12
+  await Promise.all(Array.from({ length: batches }, (_, b) => ingestEvents(app, ws.keys.ingest, users('burst', `burst-${b}`, 3, '2026-03-18T15:40:00Z'))))
+  await app.alerts.settled()
+  t.comment(`${batches} batches, ${evaluations} evaluations`)
+  t.ok(evaluations >= 1 && evaluations <= 4, `${batches} batches, ${evaluations} evaluations`)
+  t.match(await alertNow(alert.id), { state: 'firing', last_value: 36 }, 'the last evaluation saw every batch')
+
+  app.repos.alerts.list = async () => {
+    throw new Error('the database is having a bad day')
+  }
+  const res = await app.inject({ method: 'POST', url: '/v1/events', headers: bearer(ws.keys.ingest), payload: { events: [{ event: 'burst', distinct_id: 'late@example.com', timestamp: '2026-03-18T15:41:00Z' }] } })
+  expectStatus(t, res, 200)
+  t.same(res.json(), { accepted: 1, duplicates: 0 })
+  await app.alerts.settled()
+  app.repos.alerts.list = list
+  await remove(alert.id)
+})
+
+t.test('anomaly end to end: four quiet Wednesdays, then a spike today', async (t) => {
+  const project = (await app.inject({ method: 'POST', url: '/v1/projects', headers: bearer(ws.keys.service), payload: { name: 'Weekly', slug: `weekly-${Date.now()}` } })).json()
+  const url = `/api/v1/mcp/projects/${project.id}`
+  const res = await app.inject({ method: 'POST', url: `${url}/alerts`, headers: json, payload: { name: 'Sign-ups unusual', metric: 'registrations', condition: 'anomaly' } })
+  expectStatus(t, res, 201)
+  const history: [string, string, string][] = []
+  for (const [week, n] of [[1, 10], [2, 12], [3, 9], [4, 11]] as const) {
+    for (let i = 0; i < n; i++) history.push(['signup', `w${week}-${i}@example.com`, `${addDays('2026-03-18', -7 * week)}T12:00:00Z`])
+  }
+  const send = (events: [string, string, string][]) => app.inject({ method: 'POST', url: '/v1/events', headers: bearer(ws.keys.service), payload: { project: project.id, events: events.map(([event, distinct_id, timestamp]) => ({ event, distinct_id, timestamp })) } })
+  expectStatus(t, await send(history), 200)
+  expectStatus(t, await send(users('signup', 'today', 14, '2026-03-18T14:00:00Z')), 200)
+  await app.alerts.settled()
+  const log = async () => (await app.inject({ method: 'GET', url: `${url}/alerts/events`, headers: bearer(ws.keys.mcp) })).json().items as AlertEvent[]
+  t.same(await log(), [], '14 against a median of 10.5 is within range')
+  expectStatus(t, await send(users('signup', 'rush', 16, '2026-03-18T14:30:00Z')), 200)
+  await app.alerts.settled()
+  const [fired] = await log()
+  t.match(fired, { kind: 'triggered', day: '2026-03-18', value: 30, detail: { method: 'median_mad_same_weekdays', expected: 10.5, weeks: 4, direction: 'spike', basis: 'today_so_far' } })
 })
 
 t.test('validation: a clear error naming the field, and nothing created or changed', async (t) => {
