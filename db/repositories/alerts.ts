@@ -24,8 +24,8 @@ export interface AlertChange {
   enabled?: boolean
 }
 
-const EVENT_METRICS = sql.raw(`('event_count', 'event_users')`)
-const QUEUE_METRICS = sql.raw(`('pending_opportunities', 'oldest_pending_age_hours')`)
+const EVENT_METRICS = sql.raw("('event_count', 'event_users')")
+const QUEUE_METRICS = sql.raw("('pending_opportunities', 'oldest_pending_age_hours')")
 
 /** What a change of state tells receivers: the alert.triggered / alert.resolved message's data. */
 export interface AlertMessage {
@@ -107,7 +107,7 @@ export function createAlertsRepository(db: Queryable) {
         sql`(${change.event ?? null}::text is null or ${metric} in ${EVENT_METRICS})`,
         sql`(${condition} = 'anomaly' or ${threshold} is not null)`,
         sql`(${change.threshold ?? null}::double precision is null or ${condition} <> 'anomaly')`,
-        sql`not (${condition} = 'anomaly' and ${metric} in ${QUEUE_METRICS})`,
+        sql`not (${condition} = 'anomaly' and ${metric} in ${QUEUE_METRICS})`
       )).returning()
       return row
     },

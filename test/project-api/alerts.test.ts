@@ -178,7 +178,7 @@ t.test('the day close, in the project\'s zone, on a pinned clock', async (t) => 
   clock.set('2026-03-18T15:01:00.000Z')
   t.equal(await app.alerts.evaluateDue(), 1)
   const afterClose = (await app.inject({ method: 'GET', url: `${url}/alerts`, headers: bearer(ws.keys.mcp) })).json().items[0] as Alert
-  t.match(afterClose, { state: 'ok', last_value: 3, last_evaluated_at: '2026-03-18T15:01:00.000Z' })
+  t.match(afterClose, { id: alert.id, state: 'ok', last_value: 3, last_evaluated_at: '2026-03-18T15:01:00.000Z' })
 
   // The 19th (Tokyo) gets one user; at its close the alert fires for the 19th.
   expectStatus(t, await ingest(users('daily_use', 'tk19', 1, '2026-03-19T03:00:00Z')), 200)
