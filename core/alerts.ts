@@ -101,8 +101,8 @@ export function anomalyBand(history: readonly number[]): AnomalyBand | null {
 
 /**
  * The same weekdays before `day` (7, 14, … days before) within the metric's history: at most
- * ANOMALY_WEEKS, none before `firstDay` (a project's first data: a week before it is not a week
- * of zeros, it is no week at all). Newest first.
+ * ANOMALY_WEEKS, none before `firstDay` (its event's first day in the project: a week before it
+ * is not a week of zeros, it is no week at all). Newest first.
  */
 export function sameWeekdays(day: string, firstDay: string | null, valueOf: (day: string) => number): number[] {
   const values: number[] = []
@@ -128,7 +128,7 @@ function bandDetail(band: AnomalyBand | null) {
 export interface DailyNumbers {
   /** Today in the project's zone: its value is today so far. */
   today: string
-  /** The first day the project has any data (null: none yet). */
+  /** The first day of the metric's event in the project (null: none yet): an anomaly's history starts there. */
   firstDay: string | null
   /** The value of a day (0 for a day without data). */
   valueOf(day: string): number

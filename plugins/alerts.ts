@@ -61,9 +61,12 @@ const round = (n: number) => Math.round(n * 100) / 100
 async function alertsPlugin(app: FastifyInstance, options: AlertsPluginOptions) {
   const { repos } = app
 
+  /** The event a daily metric counts. */
+  const eventOf = (alert: AlertRow) => (alert.metric === 'registrations' ? SIGNUP : alert.metric === 'daily_users' ? DAILY_USE : alert.event!)
+
   /** The value of a daily metric on a day, from the rollups read for the project. */
   function dailyValues(alert: AlertRow, counts: Map<string, { events: number; uniqueUsers: number }>) {
-    const event = alert.metric === 'registrations' ? SIGNUP : alert.metric === 'daily_users' ? DAILY_USE : alert.event!
+    const event = eventOf(alert)
     const field = alert.metric === 'event_count' ? 'events' : 'uniqueUsers'
     return (day: string) => counts.get(`${event}\u0000${day}`)?.[field] ?? 0
   }
@@ -80,20 +83,21 @@ async function alertsPlugin(app: FastifyInstance, options: AlertsPluginOptions) 
 
     // One read of the rollups for every daily alert: the days an anomaly looks back on, to today.
     const counts = new Map<string, { events: number; uniqueUsers: number }>()
-    let firstDay: string | null = null
+    let firstDays = new Map<string, string>()
     if (daily.length > 0) {
-      const names = [...new Set(daily.map((a) => (a.metric === 'registrations' ? SIGNUP : a.metric === 'daily_users' ? DAILY_USE : a.event!)))]
+      const names = [...new Set(daily.map(eventOf))]
+      const anomalies = [...new Set(daily.filter((a) => a.condition === 'anomaly').map(eventOf))]
       const [rows, first] = await Promise.all([
         repos.events.dailyCounts(projectId, addDays(today, -(7 * ANOMALY_WEEKS + 1)), today, names),
-        daily.some((a) => a.condition === 'anomaly') ? repos.alerts.firstDay(projectId) : Promise.resolve(null),
+        anomalies.length > 0 ? repos.alerts.firstDays(projectId, anomalies) : Promise.resolve(firstDays),
       ])
       for (const r of rows) counts.set(`${r.event}\u0000${r.day}`, { events: r.events, uniqueUsers: r.uniqueUsers })
-      firstDay = first
+      firstDays = first
     }
     const queue = queueAlerts.length > 0 ? await repos.alerts.queue(projectId) : null
 
     const judged: [AlertRow, Judgement][] = alerts.map((a) => {
-      if (isDailyMetric(a.metric)) return [a, judgeDaily(a, { today, firstDay, valueOf: dailyValues(a, counts) })]
+      if (isDailyMetric(a.metric)) return [a, judgeDaily(a, { today, firstDay: firstDays.get(eventOf(a)) ?? null, valueOf: dailyValues(a, counts) })]
       const value = a.metric === 'pending_opportunities'
         ? queue!.pending
         : queue!.oldest ? round(Math.max(0, now.getTime() - queue!.oldest.getTime()) / HOUR_MS) : 0

@@ -179,10 +179,16 @@ export function createAlertsRepository(db: Queryable) {
       return { pending: counted[0]?.n ?? 0, oldest: oldest?.at ? new Date(oldest.at) : null }
     },
 
-    /** The first day the project has any event (the start of an anomaly's history). */
-    async firstDay(projectId: string): Promise<string | null> {
-      const result = await db.execute(sql`select min(day)::text as day from daily_event_counts where project_id = ${projectId}`)
-      return rowsOf<{ day: string | null }>(result)[0]?.day ?? null
+    /**
+     * Each event's first day in the project (the start of an anomaly's history: a week before an
+     * event was first recorded is no week of zeros), from the per-user first days kept at
+     * ingestion: one index probe per event.
+     */
+    async firstDays(projectId: string, names: string[]): Promise<Map<string, string>> {
+      const result = await db.execute(sql`
+        select e.event, (select min(u.first_day)::text from user_event_firsts u where u.project_id = ${projectId} and u.event = e.event) as day
+        from json_array_elements_text(${JSON.stringify(names)}::json) as e(event)`)
+      return new Map(rowsOf<{ event: string; day: string | null }>(result).filter((r) => r.day !== null).map((r) => [r.event, r.day!]))
     },
 
     /**

@@ -260,6 +260,15 @@ t.test('anomaly end to end: four quiet Wednesdays, then a spike today', async (t
   await app.alerts.settled()
   const [fired] = await log()
   t.match(fired, { kind: 'triggered', day: '2026-03-18', value: 30, detail: { method: 'median_mad_same_weekdays', expected: 10.5, weeks: 4, direction: 'spike', basis: 'today_so_far' } })
+
+  // An event first recorded today has no past weekdays (not four weeks of zeros): no verdict.
+  const launch = await app.inject({ method: 'POST', url: `${url}/alerts`, headers: json, payload: { name: 'Launch unusual', metric: 'event_count', event: 'launch', condition: 'anomaly' } })
+  expectStatus(t, launch, 201)
+  expectStatus(t, await send(users('launch', 'l', 40, '2026-03-18T14:45:00Z')), 200)
+  await app.alerts.settled()
+  const judged = (await app.inject({ method: 'GET', url: `${url}/alerts`, headers: bearer(ws.keys.mcp) })).json().items as Alert[]
+  t.match(judged.find((a) => a.id === launch.json().id), { state: 'ok', last_value: 40 })
+  t.equal((await log()).length, 1, 'still the one firing')
 })
 
 t.test('validation: a clear error naming the field, and nothing created or changed', async (t) => {
