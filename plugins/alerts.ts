@@ -140,12 +140,17 @@ async function alertsPlugin(app: FastifyInstance, options: AlertsPluginOptions) 
     if (running.has(projectId)) return
     const run = (async () => {
       await new Promise((resolve) => setTimeout(resolve, GATHER_MS))
-      for (let scopes = waiting.get(projectId); scopes; scopes = waiting.get(projectId)) {
-        waiting.delete(projectId)
-        const scope: AlertScope = scopes.size === 1 ? [...scopes][0]! : 'all'
-        await evaluate(projectId, scope).catch((err) => app.log.error({ err, project: projectId }, 'alert evaluation failed'))
+      try {
+        for (let scopes = waiting.get(projectId); scopes; scopes = waiting.get(projectId)) {
+          waiting.delete(projectId)
+          const scope: AlertScope = scopes.size === 1 ? [...scopes][0]! : 'all'
+          await evaluate(projectId, scope).catch((err) => app.log.error({ err, project: projectId }, 'alert evaluation failed'))
+        }
+      } finally {
+        // In the same tick as the last look at `waiting`: a request after it starts a new run.
+        running.delete(projectId)
       }
-    })().finally(() => running.delete(projectId))
+    })()
     running.set(projectId, run)
   }
 
