@@ -141,7 +141,7 @@ export interface DailyNumbers {
  * - `below` is judged on the last closed day, never on a partial one (every morning starts at
  *   zero): it fires when a day closed below the threshold, and resolves as soon as today so far
  *   reaches it again (the numbers recovered; no need to wait for the day to end) or a later day
- *   closes at or above it;
+ *   closes at or above it; a day before the event's first is not judged;
  * - `anomaly` fires on a spike as it happens (today so far above its range: more can only come)
  *   and on a drop once the day has closed (the closed day below its range), and resolves when
  *   neither holds: today back within reach of its range, or a new day.
@@ -156,7 +156,9 @@ export function judgeDaily(alert: AlertDefinition, n: DailyNumbers): Judgement {
   }
   if (alert.condition === 'below') {
     const threshold = alert.threshold!
-    if (today >= threshold) return { firing: false, day: n.today, value: today, detail: { threshold, basis: 'today_so_far' } }
+    // Today reached it; or the closed day is from before the event was ever recorded (a new
+    // project, a new event): no day to hold against the threshold yet.
+    if (today >= threshold || n.firstDay === null || n.firstDay > closed) return { firing: false, day: n.today, value: today, detail: { threshold, basis: 'today_so_far' } }
     return { firing: yesterday < threshold, day: closed, value: yesterday, detail: { threshold, basis: 'closed_day' } }
   }
   const todayBand = anomalyBand(sameWeekdays(n.today, n.firstDay, n.valueOf))

@@ -86,10 +86,11 @@ async function alertsPlugin(app: FastifyInstance, options: AlertsPluginOptions) 
     let firstDays = new Map<string, string>()
     if (daily.length > 0) {
       const names = [...new Set(daily.map(eventOf))]
-      const anomalies = [...new Set(daily.filter((a) => a.condition === 'anomaly').map(eventOf))]
+      // below and anomaly look back, never before the event's first day.
+      const lookingBack = [...new Set(daily.filter((a) => a.condition !== 'above').map(eventOf))]
       const [rows, first] = await Promise.all([
         repos.events.dailyCounts(projectId, addDays(today, -(7 * ANOMALY_WEEKS + 1)), today, names),
-        anomalies.length > 0 ? repos.alerts.firstDays(projectId, anomalies) : Promise.resolve(firstDays),
+        lookingBack.length > 0 ? repos.alerts.firstDays(projectId, lookingBack) : Promise.resolve(firstDays),
       ])
       for (const r of rows) counts.set(`${r.event}\u0000${r.day}`, { events: r.events, uniqueUsers: r.uniqueUsers })
       firstDays = first

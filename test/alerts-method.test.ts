@@ -112,6 +112,9 @@ t.test('below: the closed day, and today only once it reaches the threshold', as
   t.same(judgeDaily(below, numbers({ today: 0, yesterday: 8 })), { firing: false, day: addDays(TODAY, -1), value: 8, detail: { threshold: 5, basis: 'closed_day' } }, 'a quiet morning after a good day: no alert')
   t.same(judgeDaily(below, numbers({ today: 2, yesterday: 3 })), { firing: true, day: addDays(TODAY, -1), value: 3, detail: { threshold: 5, basis: 'closed_day' } }, 'yesterday closed below')
   t.same(judgeDaily(below, numbers({ today: 5, yesterday: 3 })), { firing: false, day: TODAY, value: 5, detail: { threshold: 5, basis: 'today_so_far' } }, 'today reached it: recovered')
+  t.equal(judgeDaily(below, numbers({ today: 0, yesterday: 0, firstDay: TODAY })).firing, false, 'the event was first recorded today: yesterday is not a day below')
+  t.equal(judgeDaily(below, numbers({ today: 0, yesterday: 0, firstDay: null })).firing, false, 'never recorded: nothing to judge')
+  t.equal(judgeDaily(below, numbers({ today: 0, yesterday: 0, firstDay: addDays(TODAY, -2) })).firing, true, 'recorded since the day before, and yesterday had none')
 })
 
 t.test('the review queue: above and below its value now', async (t) => {

@@ -269,6 +269,15 @@ t.test('anomaly end to end: four quiet Wednesdays, then a spike today', async (t
   const judged = (await app.inject({ method: 'GET', url: `${url}/alerts`, headers: bearer(ws.keys.mcp) })).json().items as Alert[]
   t.match(judged.find((a) => a.id === launch.json().id), { state: 'ok', last_value: 40 })
   t.equal((await log()).length, 1, 'still the one firing')
+
+  // Daily users below 5 in a project whose daily_use starts today: yesterday is no day below.
+  const below = await app.inject({ method: 'POST', url: `${url}/alerts`, headers: json, payload: { name: 'Few users', metric: 'daily_users', condition: 'below', threshold: 5 } })
+  expectStatus(t, below, 201)
+  expectStatus(t, await send(users('daily_use', 'first', 1, '2026-03-18T14:50:00Z')), 200)
+  await app.alerts.settled()
+  const now = (await app.inject({ method: 'GET', url: `${url}/alerts`, headers: bearer(ws.keys.mcp) })).json().items as Alert[]
+  t.match(now.find((a) => a.id === below.json().id), { state: 'ok', last_value: 1 })
+  t.equal((await log()).length, 1, 'a new event does not start with a firing')
 })
 
 t.test('validation: a clear error naming the field, and nothing created or changed', async (t) => {
