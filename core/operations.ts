@@ -273,9 +273,16 @@ interface RegistryDeps {
   publicUrl?: string
 }
 
+/** A project operation that writes has succeeded (its changes are committed). */
+export interface ProjectChange {
+  operation: string
+  projectId: string
+}
+
 export class Registry {
   private readonly entries = new Map<string, Entry>()
   private isSealed = false
+  private readonly changeListeners: ((change: ProjectChange) => void)[] = []
 
   private readonly deps: RegistryDeps
   constructor(deps: RegistryDeps) {
@@ -317,6 +324,15 @@ export class Registry {
       serialize: serializerOf(output),
       checkOutput: this.deps.checkOutputs ? validatorOf(strictAjv, output) : undefined,
     })
+  }
+
+  /**
+   * Tells `listener` of every project operation that writes (readOnlyHint false) once it has
+   * succeeded, on every surface: how work that follows a change (alerts) hears of it. A listener
+   * only schedules its work; it must neither wait nor throw (a throw is logged, the call stands).
+   */
+  onProjectChange(listener: (change: ProjectChange) => void): void {
+    this.changeListeners.push(listener)
   }
 
   /** Closes the registry: every surface is built from what it holds now. */
@@ -452,6 +468,15 @@ export class Registry {
     const result = op.scope === 'workspace' ? await op.handler(args as never, ctx) : await op.handler(args as never, { ...ctx, project: project! })
     if (entry.checkOutput && !entry.checkOutput(result)) {
       throw new Error(`${op.name} returned a result outside its output schema: ${JSON.stringify(entry.checkOutput.errors)}`)
+    }
+    if (project && !op.annotations.readOnlyHint) {
+      for (const listener of this.changeListeners) {
+        try {
+          listener({ operation: op.name, projectId: project.id })
+        } catch (err) {
+          call.log.error({ err, operation: op.name }, 'a listener of project changes failed')
+        }
+      }
     }
     return result as Static<O['output']>
   }

@@ -25,7 +25,7 @@ export function toBase62(value: number, width: number): string {
   return out.padStart(width, '0')
 }
 
-export type IdPrefix = 'wsp' | 'usr' | 'prj' | 'opp' | 'mem' | 'key' | 'cli' | 'grt' | 'whk' | 'msg' | 'inv' | 'cmt' | 'tag' | 'view'
+export type IdPrefix = 'wsp' | 'usr' | 'prj' | 'opp' | 'mem' | 'key' | 'cli' | 'grt' | 'whk' | 'msg' | 'inv' | 'cmt' | 'tag' | 'view' | 'alr' | 'ale'
 
 export function newId(prefix: IdPrefix): string {
   return `${prefix}_${randomBase62(20)}`

@@ -28,6 +28,11 @@ import saveView from '../tools/save-view.ts'
 import listSavedViews from '../tools/list-saved-views.ts'
 import deleteSavedView from '../tools/delete-saved-view.ts'
 import getOpportunityImpact from '../tools/get-opportunity-impact.ts'
+import createAlert from '../tools/create-alert.ts'
+import listAlerts from '../tools/list-alerts.ts'
+import updateAlert from '../tools/update-alert.ts'
+import deleteAlert from '../tools/delete-alert.ts'
+import listAlertEvents from '../tools/list-alert-events.ts'
 import { dailyEventSummaryCsv, dailyOpsCsv, opportunitiesCsv } from './exports.ts'
 
 const project = 'project_id'
@@ -60,6 +65,12 @@ const routes: OperationRoute[] = [
   { method: 'GET', url: '/projects/:project_id/views', op: listSavedViews, project },
   { method: 'POST', url: '/projects/:project_id/views', op: saveView, project, status: (r: { created: boolean }) => (r.created ? 201 : 200) },
   { method: 'DELETE', url: '/projects/:project_id/views/:view_id', op: deleteSavedView, project },
+  { method: 'GET', url: '/projects/:project_id/alerts', op: listAlerts, project },
+  { method: 'POST', url: '/projects/:project_id/alerts', op: createAlert, project, status: 201 },
+  // Before /alerts/:alert_id in the reader's eye; the router prefers the static segment anyway.
+  { method: 'GET', url: '/projects/:project_id/alerts/events', op: listAlertEvents, project },
+  { method: 'PATCH', url: '/projects/:project_id/alerts/:alert_id', op: updateAlert, project },
+  { method: 'DELETE', url: '/projects/:project_id/alerts/:alert_id', op: deleteAlert, project },
 ]
 
 const projectApi: FastifyPluginAsync = async (app) => {

@@ -61,6 +61,11 @@ import listSavedViews from './list-saved-views.ts'
 import deleteSavedView from './delete-saved-view.ts'
 import getOpportunityImpact from './get-opportunity-impact.ts'
 import getRetention from './get-retention.ts'
+import createAlert from './create-alert.ts'
+import listAlerts from './list-alerts.ts'
+import updateAlert from './update-alert.ts'
+import deleteAlert from './delete-alert.ts'
+import listAlertEvents from './list-alert-events.ts'
 
 export const operations: Operation[] = [
   discoverTools,
@@ -125,6 +130,12 @@ export const operations: Operation[] = [
   // Metrics (issue 29), in a toolset of their own.
   getRetention,
   getOpportunityImpact,
+  // Metrics (issue 29): alerts on a daily metric or the review queue.
+  createAlert,
+  listAlerts,
+  updateAlert,
+  deleteAlert,
+  listAlertEvents,
 ]
 
 const builtinTools: ToolPlugin = async (app) => {

@@ -21,6 +21,7 @@ import { createTagsRepository } from './tags.ts'
 import { createAssigneesRepository } from './assignees.ts'
 import { createSavedViewsRepository } from './saved-views.ts'
 import { createRetentionRepository } from './retention.ts'
+import { createAlertsRepository } from './alerts.ts'
 import { noSealer, type Sealer } from '../secret-box.ts'
 
 /** `cache` keeps credentials, roles and settings while it hears of every change (db/settings-cache.ts);
@@ -48,6 +49,7 @@ export function createRepositories(db: Queryable, cache: SettingsCache = new Set
     assignees: createAssigneesRepository(db),
     savedViews: createSavedViewsRepository(db),
     retention: createRetentionRepository(db),
+    alerts: createAlertsRepository(db),
   }
 }
 

@@ -26,6 +26,7 @@ import { metricsPages } from './metrics.ts'
 import { retentionPages } from './retention.ts'
 import { downloadRoutes } from './downloads.ts'
 import { webhookPages } from './webhooks.ts'
+import { alertPages } from './alerts.ts'
 import { workspacePages } from './workspace.ts'
 import { passwordPages, passwordResetPages } from './passwords.ts'
 import { invitationPages, memberPages } from './members.ts'
@@ -137,7 +138,7 @@ export default async function consolePlugin(app: FastifyInstance, options: Conso
   // Every other page needs a signed-in user: one hook for the whole scope, before any route's own.
   await app.register(async (signedIn) => {
     signedIn.addHook('preHandler', requireUser)
-    for (const area of [signOutRoute, projectPages, profilePages, apiKeyPages, boardPages, metricsPages, retentionPages, downloadRoutes, webhookPages, workspacePages, memberPages, commentPages, savedViewPages, triagePages]) area(signedIn)
+    for (const area of [signOutRoute, projectPages, profilePages, apiKeyPages, boardPages, metricsPages, retentionPages, downloadRoutes, webhookPages, alertPages, workspacePages, memberPages, commentPages, savedViewPages, triagePages]) area(signedIn)
     passwordPages(signedIn)
   })
   // Unknown console addresses get a page in the console's look (the root handler answers JSON

@@ -2,7 +2,7 @@
 // operation of the registry, tools and the others, read from the app, so that a new operation —
 // in this repository or from a plugin — is tested by the same suites with no table to edit.
 //
-// An example names records by id (opp_…, mem_…, whk_…, msg_…, key_…, inv_…, view_…) and members by an
+// An example names records by id (opp_…, mem_…, whk_…, msg_…, key_…, inv_…, view_…, alr_…) and members by an
 // email that a fresh database does not have, and webhook URLs on the internet.
 // A `World` makes them real in one workspace: each id or member email an example names is
 // replaced by a record made for it the first time (the same record every time after), and an
@@ -43,7 +43,7 @@ export function invalidAnswerProblem(status: number, body: string, field: string
 /** Is this answer a refusal of the arguments as such (never the answer to a valid example)? */
 export const isInvalidArguments = (status: number, body: string) => status === 400 && body.includes('"code":"invalid_arguments"')
 
-const ID = /^(opp|mem|whk|msg|key|inv|cmt|view)_[0-9A-Za-z]{1,40}$/
+const ID = /^(opp|mem|whk|msg|key|inv|cmt|view|alr)_[0-9A-Za-z]{1,40}$/
 
 /** The records of one workspace that examples name, made as they are first named. */
 export class World {
@@ -139,6 +139,11 @@ export class World {
         const made = await app.repos.members.invite({ workspaceId: ws.workspace.id, email: `invited-${this.made.size}@example.com`, invitedBy: ws.user.id, projects: [{ projectId: ws.project.id, role: 'viewer' }], tokenHash: `example-${literal}-${ws.workspace.id}`, now, expiresAt: new Date(now.getTime() + 7 * 86_400_000) })
         if (!made.ok) throw new Error('could not make an invitation')
         id = made.invitation.id
+        break
+      }
+      case 'alr': {
+        const alert = await app.repos.alerts.create({ projectId: ws.project.id, name: `Named by an example as ${literal}`, metric: 'daily_users', event: null, condition: 'below', threshold: 10, createdBy: ws.user.id, now }, 1000)
+        id = alert!.id
         break
       }
       case 'vie':

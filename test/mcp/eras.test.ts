@@ -99,7 +99,7 @@ const mask = (text: string) => {
     // (The workspace id in lower case too: the members an example names have it in their email.)
     for (const [value, name] of [[w.workspace.id, 'wsp'], [w.workspace.id.toLowerCase(), 'wsp'], [w.user.id, 'usr'], [w.user.email, 'owner'], [w.project.id, 'prj']] as const) text = text.replaceAll(value, `<${name}>`)
   }
-  return text.replace(/\b(prj|opp|mem|whk|msg|key|inv|usr|cmt|view)_[0-9A-Za-z]{20}\b/g, '$1_…').replace(/whsec_[A-Za-z0-9+/]+=*/g, 'whsec_…').replace(/\bgdv_[0-9A-Za-z]{38}\b/g, 'gdv_…')
+  return text.replace(/\b(prj|opp|mem|whk|msg|key|inv|usr|cmt|view|alr|ale)_[0-9A-Za-z]{20}\b/g, '$1_…').replace(/whsec_[A-Za-z0-9+/]+=*/g, 'whsec_…').replace(/\bgdv_[0-9A-Za-z]{38}\b/g, 'gdv_…')
 }
 
 t.test('every tool, every valid example: both eras carry the REST result, as structuredContent and as the same text', async (t) => {
@@ -155,6 +155,8 @@ t.test('tool errors are the REST error body, identical in both eras', async (t) 
     ['create_webhook', { project, url: 'https://example.com/hook', events: ['opportunity.deleted'] }, 400],
     ['redeliver_webhook', { id: hook, delivery: 'msg_nope' }, 404],
     ['list_opportunities', { project, after: 'bm90IGEgY3Vyc29y' }, 400],
+    ['create_alert', { project, name: 'Low', metric: 'daily_users', condition: 'below' }, 400],
+    ['update_alert', { project, alert_id: 'alr_nope', enabled: false }, 404],
   ]
   for (const [name, args, status] of errorCases) {
     const a = (await modern.callTool({ name, arguments: args })) as ToolResult

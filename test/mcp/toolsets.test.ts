@@ -79,6 +79,10 @@ t.test('?toolsets= lists more; an unknown toolset is a 400 naming the toolsets',
   const metrics = await list(ws.keys.service, '2025-11-25', '?toolsets=metrics')
   t.strictSame(metrics.tools.map((x) => x.name), app.registry.contracts([], ['default', 'metrics']).map((c) => c.name), 'default and metrics')
   t.ok(metrics.tools.some((x) => x.name === 'get_opportunity_impact') && !defaultNames.includes('get_opportunity_impact'), 'get_opportunity_impact: in metrics, not in default')
+  for (const name of ['create_alert', 'list_alerts', 'update_alert', 'delete_alert', 'list_alert_events']) {
+    t.ok(metrics.tools.some((x) => x.name === name), `${name}: listed with ?toolsets=metrics`)
+    t.notOk(defaultNames.includes(name), `${name}: not in the default toolset`)
+  }
   const restDefault = await app.inject({ method: 'GET', url: '/v1/tools?toolsets=default', headers: bearer(ws.keys.service) })
   t.strictSame(restDefault.json().tools.map((x: { name: string }) => x.name), defaultNames, 'GET /v1/tools?toolsets=default: what MCP lists')
 })

@@ -51,6 +51,8 @@ t.test('statements per warm tool call', async (t) => {
     ids.push(res.json().result.event_id)
   }
   expectStatus(t, await call('review_opportunity', { project, event_id: ids[0], status: 'reviewing' }), 200)
+  // The alerts' evaluation these changes scheduled (plugins/alerts.ts) runs after their answers: done before counting.
+  await app.alerts.settled()
 
   const calls: [string, object, (result: Record<string, any>) => void][] = [
     ['get_daily_ops', { project, window: '30d' }, (r) => t.equal(r.days.length, 30)],
