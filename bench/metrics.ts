@@ -6,7 +6,8 @@
 //  2. events of users over the 90 days ending today plus opportunities, generated on the server
 //     (bench/load.ts), rollups built from the raw events, then VACUUM ANALYZE;
 //  3. p50/p95 of every read over HTTP, sequentially, from a separate client process: overview,
-//     daily-ops, daily-event-summary, retention (by day and by week), the event stream, and the listing's first, filtered, last
+//     daily-ops, daily-event-summary (30 days, and 90 days from/to compared with the 90 before), retention (by day and by week),
+//     the event stream, and the listing's first, filtered, last
 //     and middle pages (by page number and by cursor);
 //  4. the naive raw-events query a peer uses, timed directly, against daily-ops;
 //  5. at the largest size only: autocannon at 10 connections and ingestion throughput through
@@ -23,7 +24,7 @@ import type { FastifyInstance } from 'fastify'
 import { buildApp } from '../app.ts'
 import { loadConfig } from '../config.ts'
 import { bootstrap, createKey } from '../bin/admin.ts'
-import { localDate } from '../core/time.ts'
+import { addDays, localDate } from '../core/time.ts'
 import { cpuSnapshot, cpuUsed, type CpuUsed } from './cpu.ts'
 import type { CannonResult, IngestResult, LatencyResult } from './client.ts'
 import { Client, numericOption } from './client-process.ts'
@@ -320,6 +321,9 @@ async function measureSize(scale: number, name: string, last: boolean): Promise<
     // Retention (issue 29): 30 days of cohorts, by day (7 days on) and by week (4 weeks on).
     { key: 'retention', label: 'retention 30d, by day, 7 periods', path: '/retention?window=30d' },
     { key: 'retentionWeek', label: 'retention 30d, by week, 4 periods', path: '/retention?period=week&window=30d' },
+    // Ranged reads: the 90 days the data spans as from/to, compared with the 90 before (180 days of counters, one query).
+    { key: 'rangeOps', label: 'daily-ops 90d from/to + compare', path: `/daily-ops?from=${addDays(dataset.today, -89)}&to=${dataset.today}&compare=true` },
+    { key: 'rangeSummary', label: 'daily-event-summary 90d from/to + compare', path: `/daily-event-summary?from=${addDays(dataset.today, -89)}&to=${dataset.today}&compare=true` },
     { key: 'stream', label: 'event-stream (own events, 20)', path: '/event-stream?limit=20' },
     { key: 'listing', label: 'opportunities status+type page 50', path: '/opportunities?status=pending&type=potential_user_opportunity&page=50' },
     { key: 'first', label: 'opportunities page 1', path: '/opportunities?page=1' },
@@ -490,6 +494,9 @@ async function main() {
       const x = ratio(r, key, 'first')
       rows.push([`${labelOf(key, r)} p50 / page 1 p50 (${at})`, `${x.toFixed(2)}×`, `≤ ${TARGETS.pageVsFirst}×`, verdict(x <= TARGETS.pageVsFirst)])
     }
+    for (const key of ['rangeOps', 'rangeSummary']) {
+      if (r.latency[key]) rows.push([`${labelOf(key, r)} p50 / daily-ops 30d p50 (${at})`, `${ratio(r, key, 'dailyOps').toFixed(2)}×`, 'none: side by side', ''])
+    }
     if (r.latency.middleByNumber) {
       rows.push([`${labelOf('middleByNumber', r)} p50 / page 1 p50 (${at})`, `${ratio(r, 'middleByNumber', 'first').toFixed(2)}×`, 'none: OFFSET; the cursor is the way', ''])
     }
@@ -539,6 +546,7 @@ function compact(n: number): string {
 /** The responses carry what the window should: otherwise the timings would be of empty answers. */
 interface ResponseBody {
   days?: { daily_use_users?: number }[]
+  previous?: { days: unknown[] } | null
   totals?: { event: string; count: number }[]
   total?: number
   items?: { status: string; contribution_type: string; event_id: string }[]
@@ -561,6 +569,10 @@ function checkBody(key: string, body: ResponseBody, pendingPotential: number) {
     if (key === 'retention' && body.cohorts?.length !== 30) fail('30 day cohorts expected')
     if (!body.overall?.users) fail('no users in the cohorts')
     if (!body.overall?.returned?.some((n) => (n ?? 0) > 0)) fail('nobody returned')
+  } else if (key === 'rangeOps' || key === 'rangeSummary') {
+    if (body.days?.length !== 90 || body.previous?.days.length !== 90) fail('90 days and the 90 before expected')
+    if (key === 'rangeOps' && !body.days!.some((d) => (d.daily_use_users ?? 0) > 0)) fail('no daily_use users in the range')
+    if (key === 'rangeSummary' && !body.totals?.some((t) => t.event === 'daily_use' && t.count > 0)) fail('no daily_use total')
   } else if (key === 'overview') {
     if (!body.unique_users_30d) fail('no active users over 30 days')
   } else if (key === 'stream') {

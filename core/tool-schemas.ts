@@ -15,6 +15,12 @@ const SCHEMA_MAP = new Set(['properties', 'patternProperties', '$defs'])
 const SCHEMA_LIST = new Set(['anyOf', 'oneOf', 'allOf', 'prefixItems'])
 /** Keywords (with a string value) a published output schema leaves out. */
 const DROPPED = new Set(['description', 'format', 'pattern'])
+/**
+ * Marks a sub-schema that only repeats one published beside it in the same output (a
+ * comparison's previous period has the period's own shape), naming it: published as its type
+ * alone, since JSON Schema could say "the same" only with a `$ref`, which clients handle unevenly.
+ */
+export const REPEATS = 'x-repeats'
 
 /**
  * - `description`s go: the tool's description says what its result means (an agent reads that
@@ -23,7 +29,9 @@ const DROPPED = new Set(['description', 'format', 'pattern'])
  *   writes the full schema), so the list repeated every property name for nothing;
  * - `format` and `pattern` go: they constrain what the server writes, which the full schema
  *   checks (tests hold every result to it); to a client they only repeat the type's meaning;
- * - `anyOf: [X, {type: 'null'}]` becomes `type: [X's type, 'null']` (the same values).
+ * - `anyOf: [X, {type: 'null'}]` becomes `type: [X's type, 'null']` (the same values; null joins
+ *   X's `enum` if it has one);
+ * - a sub-schema marked `x-repeats` (REPEATS) is its `type` alone (it admits more, never less).
  */
 export function publishedOutputSchema(schema: TSchema): TSchema {
   return compact(schema) as TSchema
@@ -53,6 +61,7 @@ export type PublishedAnnotations = Pick<Annotations, 'readOnlyHint' | 'openWorld
 
 function compact(schema: unknown): unknown {
   if (!isObject(schema)) return schema
+  if (typeof schema[REPEATS] === 'string' && schema.type !== undefined) return { type: schema.type }
   const out: Schema = {}
   for (const [key, value] of Object.entries(schema)) {
     if ((DROPPED.has(key) && typeof value === 'string') || (key === 'required' && Array.isArray(value))) continue
@@ -64,9 +73,9 @@ function compact(schema: unknown): unknown {
   const anyOf = out.anyOf
   if (Array.isArray(anyOf) && anyOf.length === 2 && anyOf.some(isNull)) {
     const other = anyOf.find((s) => !isNull(s)) as Schema
-    if (typeof other.type === 'string' && other.enum === undefined && other.const === undefined) {
+    if (typeof other.type === 'string' && other.const === undefined && (other.enum === undefined || Array.isArray(other.enum))) {
       const { anyOf: _, ...rest } = out
-      return { ...rest, ...other, type: [other.type, 'null'] }
+      return { ...rest, ...other, type: [other.type, 'null'], ...(Array.isArray(other.enum) ? { enum: [...other.enum, null] } : {}) }
     }
   }
   return out

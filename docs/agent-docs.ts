@@ -248,6 +248,8 @@ own; the tools' arguments and behaviour stay exactly as documented in \`${url}/S
   \`get_overview\` for signups, daily users, stickiness and the review backlog.
 - **Look for change, not level.** Compare \`get_daily_ops\` with \`window: "30d"\` against the
   7-day view: a rising signup line with flat daily use can mean activation trouble.
+  \`compare: true\` puts the period before beside any window or \`from\`/\`to\` range; today is
+  not over yet, so its counts are partial.
 - **Read the quiet events.** \`get_daily_event_summary\` shows every event name; one that
   stopped firing is often a tracking break rather than a behaviour change.
 - **Triage the pipeline.** \`list_opportunities\` with \`status: "pending"\` and

@@ -77,20 +77,23 @@ export const opportunitiesCsv = define({
   page: (r) => csvHeader(opportunityColumns) + csvRecords(opportunityColumns, (r as { items: Opportunity[] }).items),
 })
 
-/** One row per day of the window, oldest first, zeros included. */
+/** One row per day of the period, oldest first, zeros included; with `compare`, the previous period's days first (the two are adjacent). */
 export const dailyOpsCsv = define({
   op: getDailyOps,
   name: 'daily-ops',
-  naming: (r) => ({ project: r.project, date: r.days.at(-1)?.date ?? '' }),
-  body: (r) => csvHeader(dailyOpsColumns) + csvRecords(dailyOpsColumns, r.days),
+  naming: (r) => ({ project: r.project, date: r.to }),
+  body: (r) => csvHeader(dailyOpsColumns) + csvRecords(dailyOpsColumns, [...(r.previous?.days ?? []), ...r.days]),
 })
 
-/** One row per day and event name (a day without events has no row), oldest day first. */
+/** One row per day and event name (a day without events has no row), oldest day first; with `compare`, the previous period's days first. */
 export const dailyEventSummaryCsv = define({
   op: getDailyEventSummary,
   name: 'daily-event-summary',
-  naming: (r) => ({ project: r.project, date: r.days.at(-1)?.date ?? '' }),
-  body: (r) => csvHeader(eventSummaryColumns) + csvRecords(eventSummaryColumns, (r as Static<typeof DailyEventSummary>).days.flatMap((d) => d.events.map((e) => ({ date: d.date, ...e })))),
+  naming: (r) => ({ project: r.project, date: r.to }),
+  body(r) {
+    const { days, previous } = r as Static<typeof DailyEventSummary>
+    return csvHeader(eventSummaryColumns) + csvRecords(eventSummaryColumns, [...(previous?.days ?? []), ...days].flatMap((d) => d.events.map((e) => ({ date: d.date, ...e }))))
+  },
 })
 
 /** `attachment; filename="<project>-<name>-<date>.csv"`, with only safe characters in the name. */

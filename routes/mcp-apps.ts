@@ -37,7 +37,7 @@ export const views: readonly View[] = [
     uri: 'ui://growthdesk/daily-ops',
     name: 'daily-ops',
     title: 'Daily metrics chart',
-    description: 'A get_daily_ops window as daily charts of registrations, daily users and events, today\'s partial day marked.',
+    description: 'A get_daily_ops window or range as daily charts of registrations, daily users and events, today\'s partial day marked.',
     file: 'daily-ops',
   },
 ]

@@ -5,16 +5,22 @@ import { Day, NullableTimestamp, StringEnum, Timestamp } from './atoms.ts'
 export const SIGNUP = 'signup'
 export const DAILY_USE = 'daily_use'
 
+/** No schema `default`: validation would fill it in, and a `from`/`to` range must not have a window (core/periods.ts). */
 export const WindowParam = Type.Optional(
-  StringEnum(['7d', '30d'] as const, { default: '7d' })
+  StringEnum(['7d', '30d'] as const)
 )
 
-/** `from`/`to` (issue 29): any range of at most 400 days, instead of `window`; `compare` adds the previous period. */
+/** `from`/`to`: any range of at most 400 days, instead of `window`; `compare` adds the previous period (core/periods.ts).
+ * Terse: every default tools/list carries them. */
 export const RangeParams = {
-  from: Type.Optional(Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}$', description: 'First day of a range (YYYY-MM-DD, project time zone), with `to`, instead of `window`; at most 400 days.' })),
-  to: Type.Optional(Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}$', description: 'Last day of the range (YYYY-MM-DD), today at the latest.' })),
-  compare: Type.Optional(Type.Boolean({ description: 'Also answer the previous period of equal length, for comparison.' })),
+  from: Type.Optional(Type.String({ format: 'date', description: 'First day, with `to`.' })),
+  to: Type.Optional(Type.String({ format: 'date', description: 'Last day: ≤ today, ≤ 400 days.' })),
+  compare: Type.Optional(Type.Boolean({ description: 'Add the period before as `previous`.' })),
 }
+
+/** The window a read was asked for; null for a `from`/`to` range. A `previous` period is marked
+ * `x-repeats` (core/tool-schemas.ts): tool lists publish it as an object, not its shape again. */
+const WindowOrRange = Type.Union([StringEnum(['7d', '30d'] as const), Type.Null()], { description: 'null for a from/to range.' })
 
 export const DailyOpsRecord = Type.Object({
   date: Day,
@@ -25,11 +31,18 @@ export const DailyOpsRecord = Type.Object({
   daily_use_events: Type.Integer(),
 })
 
+const DailyOpsDays = Type.Array(DailyOpsRecord, { description: 'One record per day, oldest first, zeros included.' })
+
 export const DailyOps = Type.Object({
   project: Type.String(),
   timezone: Type.String(),
-  window: StringEnum(['7d', '30d'] as const),
-  days: Type.Array(DailyOpsRecord, { description: 'One record per day, oldest first, zeros included.' }),
+  window: WindowOrRange,
+  from: Day,
+  to: Day,
+  days: DailyOpsDays,
+  previous: Type.Union([Type.Object({ from: Day, to: Day, days: DailyOpsDays }, { 'x-repeats': 'the answer' }), Type.Null()], {
+    description: 'With compare: the period of equal length just before, in the same shape; else null.',
+  }),
 })
 
 export const EventCount = Type.Object({
@@ -38,12 +51,20 @@ export const EventCount = Type.Object({
   unique_users: Type.Integer({ description: 'Distinct users with that event that day.' }),
 })
 
+const SummaryDays = Type.Array(Type.Object({ date: Day, events: Type.Array(EventCount) }), { description: 'Oldest first; events by name.' })
+const SummaryTotals = Type.Array(Type.Object({ event: Type.String(), count: Type.Integer() }), { description: 'Raw counts over the period.' })
+
 export const DailyEventSummary = Type.Object({
   project: Type.String(),
   timezone: Type.String(),
-  window: StringEnum(['7d', '30d'] as const),
-  days: Type.Array(Type.Object({ date: Day, events: Type.Array(EventCount) }), { description: 'Oldest first; events by name.' }),
-  totals: Type.Array(Type.Object({ event: Type.String(), count: Type.Integer() }), { description: 'Raw counts over the window.' }),
+  window: WindowOrRange,
+  from: Day,
+  to: Day,
+  days: SummaryDays,
+  totals: SummaryTotals,
+  previous: Type.Union([Type.Object({ from: Day, to: Day, days: SummaryDays, totals: SummaryTotals }, { 'x-repeats': 'the answer' }), Type.Null()], {
+    description: 'With compare: the period of equal length just before, in the same shape; else null.',
+  }),
 })
 
 const Trend = Type.Object({

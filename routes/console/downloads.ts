@@ -28,7 +28,7 @@ export function downloadRoutes(app: FastifyInstance) {
   app.get<{ Params: { project: string } }>('/console/projects/:project/opportunities.csv', async (request, reply) =>
     download(request, reply, opportunitiesCsv, chosen(request.query as Form, ['type', 'date', 'evaluation', 'status', 'q', 'tag', 'assignee'])))
   app.get<{ Params: { project: string } }>('/console/projects/:project/metrics.csv', async (request, reply) =>
-    download(request, reply, dailyOpsCsv, chosen(request.query as Form, ['window'])))
+    download(request, reply, dailyOpsCsv, chosen(request.query as Form, ['window', 'from', 'to'])))
   app.get<{ Params: { project: string } }>('/console/projects/:project/event-summary.csv', async (request, reply) =>
-    download(request, reply, dailyEventSummaryCsv, chosen(request.query as Form, ['window'])))
+    download(request, reply, dailyEventSummaryCsv, chosen(request.query as Form, ['window', 'from', 'to'])))
 }

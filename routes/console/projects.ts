@@ -1,11 +1,13 @@
 // The console's home and a project's front page: the projects list with its New project form,
-// and a project's overview (its numbers, data freshness and review statuses).
+// and a project's overview (its numbers, a chart of its last 30 days, data freshness and review statuses).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { changeBadge } from './format.ts'
 import { statuses } from '../../schemas/opportunities.ts'
 import listProjects from '../../tools/list-projects.ts'
 import createProject from '../../tools/create-project.ts'
 import getOverview from '../../tools/get-overview.ts'
+import getDailyOps from '../../tools/get-daily-ops.ts'
+import { lineChart, type Series } from './chart.ts'
 import { flash, formPost, projectAccess, run, type Form } from './actions.ts'
 
 /** The IANA zones a new project may take, for the console's choice (UTC first). */
@@ -58,11 +60,23 @@ export function projectPages(app: FastifyInstance) {
   })
 
   app.get<{ Params: { project: string } }>('/console/projects/:project', async (request, reply) => {
-    const overview = await run(request, getOverview, {}, request.params.project)
+    const [overview, ops] = await Promise.all([
+      run(request, getOverview, {}, request.params.project),
+      run(request, getDailyOps, { window: '30d' }, request.params.project),
+    ])
     const project = await projectAccess(request, request.params.project)
     const now = app.now()
     const last = overview.last_event_at ? new Date(overview.last_event_at) : null
     const stale = !last || now.getTime() - last.getTime() > STALE_AFTER_MS
-    return reply.page('overview', { title: project!.name, project, overview, statuses, stale, change: changeBadge })
+    // The last 30 days as the metrics page draws them (its window ends today: a partial day, marked).
+    const dates = ops.days.map((d) => d.date)
+    const series: Series[] = [
+      { className: 's1', label: 'new users (signups)', values: ops.days.map((d) => d.registered_users) },
+      { className: 's2', label: 'daily users', values: ops.days.map((d) => d.daily_use_users) },
+    ]
+    const label = 'Signups and daily users, the last 30 days'
+    const chart = lineChart(dates, series, { className: 'wide', height: 220, partialLast: true, label }) +
+      lineChart(dates, series, { className: 'narrow', width: 420, height: 280, maxLabels: 5, fontSize: 13, partialLast: true, label })
+    return reply.page('overview', { title: project!.name, project, overview, statuses, stale, change: changeBadge, chart, ops })
   })
 }

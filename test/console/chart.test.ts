@@ -33,6 +33,26 @@ t.test('lineChart labels its y axis with the round ticks', async (t) => {
   t.match(sparkline(['a', 'b', 'c'], [1, 5, 2]), /<polyline[^>]+points="[^"]+ [^"]+ [^"]+"/, 'a sparkline has a point per day')
 })
 
+t.test('lineChart: a comparison series lighter and dashed under the others, and a partial last day', async (t) => {
+  const labels = ['2026-11-18', '2026-11-19', '2026-11-20']
+  const svg = lineChart(labels, [
+    { className: 's1', label: 'before', values: [4, 5, 6], previous: { labels: ['2026-11-15', '2026-11-16', '2026-11-17'] } },
+    { className: 's1', label: 'now', values: [3, 2, 1] },
+  ], { partialLast: true })
+  t.ok(svg.indexOf('class="s1 previous"') < svg.indexOf('class="s1"'), 'the comparison is drawn first, under the period')
+  t.match(svg, /<polyline class="s1 previous"[^>]*stroke-dasharray/, 'dashed')
+  t.match(svg, /<title>2026-11-16: 5<\/title>/, 'its points titled with its own dates')
+  t.equal([...svg.matchAll(/<polyline class="s1" [^>]*points="([^"]+)"/g)].map((m) => m[1]!.split(' ').length)[0], 2, 'the line stops at the last whole day')
+  t.match(svg, /<line class="s1 partial"[^>]*stroke-dasharray/, 'a dashed segment reaches today')
+  t.match(svg, /<circle [^>]*class="s1 partial" fill="#fff"[^>]*><title>2026-11-20: 1 \(today so far\)<\/title>/, "today's point is hollow and says so")
+  t.match(svg, />today so far<\/text>/, 'a label over the day')
+  const labelsOf = (markup: string) => [...markup.matchAll(/text-anchor="end"[^>]*>(\d+)</g)].map((m) => Number(m[1]))
+  t.same(labelsOf(svg), [0, 2, 4, 6], 'the scale holds both periods')
+  const whole = lineChart(labels, [{ className: 's1', label: 'now', values: [3, 2, 1] }])
+  t.notMatch(whole, /partial|today so far/, 'without partialLast: nothing marked')
+  t.equal([...whole.matchAll(/<polyline class="s1" [^>]*points="([^"]+)"/g)][0]![1]!.split(' ').length, 3)
+})
+
 t.test('relative times and the exact time on hover', async (t) => {
   const now = new Date('2026-11-20T12:00:00Z')
   t.equal(relativeTime('2026-11-20T11:59:40Z', now), 'just now')

@@ -1,9 +1,10 @@
 // The project overview and "new project" in Chromium on a pinned clock: the KPIs on a project's
 // page are get_overview's over the API (with ▲/▼ changes, status links into the board and data
-// freshness); a project made in the console exists afterwards, and a taken slug, a bad slug or
+// freshness), with a chart of the last 30 days (today's partial day marked); a project made in the console exists afterwards, and a taken slug, a bad slug or
 // a bad time zone is an error on the form that creates nothing.
 import t from 'tap'
 import { randomUUID } from 'node:crypto'
+import path from 'node:path'
 import { bearer, fixedClock, listenTestApp, seedWorkspace } from '../helpers/app.ts'
 import { FILE_TIMEOUT, browserSkip, clickAndWait, launchChromium, newPage, signIn } from './helpers.ts'
 
@@ -94,6 +95,28 @@ t.test('project overview and new project in a browser', { skip }, async (t) => {
     t.match(await nyLast.getAttribute('title'), /Nov 20, 2026.*5:00:00\s?AM EST/, 'the exact time in the viewer\'s zone (10:00 UTC = 5:00 EST)')
     t.equal(await nyLast.innerText(), '2 h ago')
     t.match(await page.locator('[data-kpi="freshness"]').getAttribute('class'), /\bfresh\b/)
+
+    // The last 30 days as a chart: get_daily_ops' 30-day window, one titled point a day, today's hollow and labelled.
+    const ops = (await app.inject({ method: 'GET', url: `${api}/daily-ops?window=30d`, headers: bearer(ws.keys.mcp) })).json()
+    const chart = page.locator('figure[data-kpi="chart"] svg.wide')
+    t.equal(await chart.count(), 1, 'a chart on the overview')
+    for (const [cls, field] of [['s1', 'registered_users'], ['s2', 'daily_use_users']] as const) {
+      const titles = await chart.locator(`circle.${cls}`).evaluateAll((els) => els.map((el) => el.textContent))
+      t.same(titles, ops.days.map((d: Record<string, number | string>, i: number) => `${d.date}: ${d[field]}${i === 29 ? ' (today so far)' : ''}`), `${field}: a point a day of the 30, as the API counts them`)
+      t.equal(await chart.locator(`polyline.${cls}`).evaluate((el) => el.getAttribute('points')!.trim().split(/\s+/).length), 29, `${field}: the line stops at yesterday`)
+    }
+    t.equal(await chart.locator('circle.partial').count(), 2, "today's points are hollow")
+    t.equal(await chart.locator('.partial-day text').textContent(), 'today so far')
+    t.ok(ops.days.some((d: { registered_users: number }) => d.registered_users > 0), 'the chart has data to show')
+    if (process.env.SHOTS_DIR) {
+      for (const width of [1280, 390]) {
+        await page.setViewportSize({ width, height: 900 })
+        await page.screenshot({ path: path.join(process.env.SHOTS_DIR, `overview-${width}.png`), fullPage: true })
+        const { scrollWidth, innerWidth } = await page.evaluate(() => ({ scrollWidth: document.documentElement.scrollWidth, innerWidth: window.innerWidth }))
+        t.ok(scrollWidth <= innerWidth, `${width} px: nothing scrolls sideways`)
+      }
+      await page.setViewportSize({ width: 1200, height: 900 })
+    }
 
     // The status links open the board filtered by that status.
     await clickAndWait(page, page.locator('ul.statuses a[data-status="contacted"]'))

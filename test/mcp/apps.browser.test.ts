@@ -427,6 +427,24 @@ t.test('MCP App views in an app-bridge host', { skip }, async (t) => {
     })
   }
 
+  await t.test('the daily chart of a from/to range: no window pressed, a window replaces the range', async (t) => {
+    const { page, errors } = await open(1280, 'light')
+    const today = new Date().toISOString().slice(0, 10)
+    const from = new Date(Date.now() - 9 * 86_400_000).toISOString().slice(0, 10)
+    const rangeArgs = { project, from, to: today, compare: true }
+    const ranged = await owner.callTool({ name: 'get_daily_ops', arguments: rangeArgs }) as ToolResult
+    t.equal((ranged.structuredContent as { window: unknown }).window, null, 'a range has no window')
+    const frame = await mount(page, dailyOps, rangeArgs, ranged, contextFor('light', 1256))
+    t.equal(await frame.locator('svg.chart').first().locator('rect[data-day]').count(), 10, 'a bar a day of the range')
+    t.equal(await frame.locator('rect.today').count(), 3, 'today is marked')
+    t.same(await frame.locator('[data-window]').evaluateAll((els) => els.map((el) => el.getAttribute('aria-pressed'))), ['false', 'false'], 'neither window is pressed')
+    await frame.getByRole('button', { name: '7 days' }).click()
+    await frame.locator('#status.done').waitFor()
+    t.equal(await frame.locator('svg.chart').first().locator('rect[data-day]').count(), 7, 'the 7-day window replaced the range')
+    t.equal(await frame.getByRole('button', { name: '7 days' }).getAttribute('aria-pressed'), 'true')
+    t.same(errors, [], 'no error')
+  })
+
   await t.test('the host turns dark while the view shows', async (t) => {
     const { page } = await open(1280, 'light')
     const frame = await mount(page, dailyOps, opsArgs, ops, contextFor('light', 1256))

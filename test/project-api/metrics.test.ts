@@ -78,7 +78,7 @@ t.test('daily metrics and overview', async (t) => {
 
   t.test('daily-ops: default window is 7 dense days, oldest first', async (t) => {
     const ops = await json('daily-ops')
-    t.same(ops, { project, timezone: 'UTC', window: '7d', days: series(7) })
+    t.same(ops, { project, timezone: 'UTC', window: '7d', from: '2026-11-14', to: '2026-11-20', days: series(7), previous: null })
     t.same(ops.days.map((d: { date: string }) => d.date), ['2026-11-14', '2026-11-15', '2026-11-16', '2026-11-17', '2026-11-18', '2026-11-19', '2026-11-20'])
     t.same(ops.days.at(-1), { date: '2026-11-20', registered_users: 2, daily_use_users: 3, active_users: 3, signup_events: 3, daily_use_events: 5 })
     t.same(await json('daily-ops?window=7d'), ops)

@@ -116,8 +116,10 @@ function chart(series, days, width, partial, withDates) {
 
 function render() {
   const { data } = state
+  // A from/to range answers window null: neither button is pressed.
+  const shown = data ? data.window : state.input.from ? null : (state.input.window ?? '7d')
   for (const button of document.querySelectorAll('[data-window]')) {
-    button.setAttribute('aria-pressed', String(button.dataset.window === (data?.window ?? state.input.window ?? '7d')))
+    button.setAttribute('aria-pressed', String(button.dataset.window === shown))
     button.disabled = state.loading || !data
   }
   if (!data) return
@@ -161,11 +163,13 @@ async function switchWindow(period) {
   const label = period === '30d' ? '30 days' : '7 days'
   say($('status'), `Loading ${label}…`)
   render()
-  const { data, error } = await callTool(view.app, 'get_daily_ops', { ...state.input, window: period })
+  // A window replaces a from/to range (the two are never sent together).
+  const { from: _from, to: _to, ...input } = state.input
+  const { data, error } = await callTool(view.app, 'get_daily_ops', { ...input, window: period })
   state.loading = false
   if (error) say($('status'), `Could not load ${label}: ${error}`, 'error')
   else {
-    state.input = { ...state.input, window: period }
+    state.input = { ...input, window: period }
     state.data = data
     say($('status'), `Showing ${label}.`, 'done')
   }
