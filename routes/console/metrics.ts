@@ -8,6 +8,7 @@ import { lineChart, sparkline, type Series } from './chart.ts'
 import { changeBadge } from './format.ts'
 import getDailyOps from '../../tools/get-daily-ops.ts'
 import getDailyEventSummary from '../../tools/get-daily-event-summary.ts'
+import getRetention from '../../tools/get-retention.ts'
 import type { DailyOps } from '../../schemas/metrics.ts'
 import { addDays, localDate } from '../../core/time.ts'
 import { describe, projectAccess, run, type Form } from './actions.ts'
@@ -91,7 +92,9 @@ export function metricsPages(app: FastifyInstance) {
     // The picker's own values: the custom range as sent (so a refused one can be corrected), else the days shown.
     const picked = { preset, from: error ? query.from ?? '' : ops.from, to: error ? query.to ?? '' : ops.to }
     const csvQuery = new URLSearchParams(ops.window ? { window: ops.window } : { from: ops.from, to: ops.to }).toString()
-    const page = { project, ops, summary, events, chart, totals, partial, today, picked, error, csvQuery, presets: Object.keys(PRESETS) }
+    // The retention grid of the range's signups: by day up to a month of cohorts, by week beyond.
+    const retention = await run(request, getRetention, { from: ops.from, to: ops.to, ...(ops.days.length > 31 ? { period: 'week' } : {}) }, request.params.project)
+    const page = { project, ops, summary, events, chart, totals, partial, today, picked, error, csvQuery, retention, presets: Object.keys(PRESETS) }
     return reply.page('metrics', { title: `Metrics · ${project!.name}`, ...page })
   })
 }
