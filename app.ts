@@ -15,6 +15,7 @@ import toolPluginsPlugin, { loadToolPlugins, type PluginSource } from './plugins
 import builtinTools from './tools/index.ts'
 import webhooksPlugin from './plugins/webhooks.ts'
 import mailPlugin from './plugins/mail.ts'
+import digestsPlugin from './plugins/digests.ts'
 import errorsPlugin, { frameworkErrors } from './plugins/errors.ts'
 import authPlugin from './plugins/auth.ts'
 import fairUsePlugin from './plugins/fair-use.ts'
@@ -254,6 +255,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     await app.register(mailPlugin, { mail: config.mail })
     await app.register(registryPlugin, { now: options.now ?? (() => new Date()), checkOutputs: options.checkOutputs, webhookPolicy, publicUrl: config.publicUrl })
     await app.register(webhooksPlugin, { policy: webhookPolicy, enabled: config.webhooks?.enabled ?? false })
+    await app.register(digestsPlugin, { enabled: config.digests?.enabled ?? false, publicUrl: config.publicUrl })
     await app.register(fairUsePlugin, { limits: config.rateLimit })
     await app.register(authPlugin, { publicUrl: config.publicUrl })
 

@@ -30,6 +30,7 @@ export const EnvSchema = Type.Object({
   SETTINGS_CACHE_TTL_MS: Type.Integer({ default: 10_000, minimum: 0, maximum: 600_000 }),
   WEBHOOKS_ENABLED: Type.Union([Type.Literal('true'), Type.Literal('false')], { default: 'true' }),
   WEBHOOKS_ALLOW_PRIVATE_NETWORKS: Type.Union([Type.Literal('true'), Type.Literal('false')], { default: 'false' }),
+  DIGESTS_ENABLED: Type.Union([Type.Literal('true'), Type.Literal('false')], { default: 'true' }),
   GROWTHDESK_PLUGINS: Type.String({ default: '' }),
   SMTP_URL: Type.Optional(Type.String({ pattern: '^smtps?://[^\\s]+$' })),
   MAIL_FROM: Type.Optional(Type.String({ minLength: 3, maxLength: 320, pattern: '^[^\\r\\n]*@[^\\r\\n]*$' })),
@@ -68,6 +69,7 @@ const hints: Record<keyof Env, string> = {
   SETTINGS_CACHE_TTL_MS: 'milliseconds from 0 (no cache) to 600000 an instance may keep a credential, role or setting',
   WEBHOOKS_ENABLED: 'true or false',
   WEBHOOKS_ALLOW_PRIVATE_NETWORKS: 'true or false',
+  DIGESTS_ENABLED: 'true or false',
   GROWTHDESK_PLUGINS: 'a comma-separated list of tool plugins: package names (installed beside growthdesk) or absolute paths',
   SMTP_URL: 'an SMTP server URL such as smtp://user:pass@smtp.example.com:587 (STARTTLS) or smtps://user:pass@smtp.example.com:465',
   MAIL_FROM: 'a sender address such as "growthdesk <growthdesk@example.com>"',
@@ -128,6 +130,11 @@ export interface Config {
    * (WEBHOOKS_ALLOW_PRIVATE_NETWORKS, default false). Absent: the worker is off (tests).
    */
   webhooks?: { enabled: boolean; allowPrivateNetworks: boolean }
+  /**
+   * DIGESTS_ENABLED (default true): this instance sends the projects' due digests every minute
+   * (plugins/digests.ts; instances share the work safely). Absent: off (tests call sendDue).
+   */
+  digests?: { enabled: boolean }
   /**
    * GROWTHDESK_PLUGINS: tool plugins loaded at start, after the built-in tools, in this order:
    * package names resolved from growthdesk's own folder, absolute paths, or paths relative to
@@ -240,6 +247,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     keepAliveTimeoutMs: e.KEEP_ALIVE_TIMEOUT_MS,
     settingsCacheTtlMs: e.SETTINGS_CACHE_TTL_MS,
     webhooks: { enabled: e.WEBHOOKS_ENABLED === 'true', allowPrivateNetworks: e.WEBHOOKS_ALLOW_PRIVATE_NETWORKS === 'true' },
+    digests: { enabled: e.DIGESTS_ENABLED === 'true' },
     plugins: e.GROWTHDESK_PLUGINS.split(',').map((p) => p.trim()).filter(Boolean),
     secrets,
     ...(e.MCP_CONFORMANCE_FIXTURES === 'true' ? { conformanceFixtures: true } : {}),

@@ -26,6 +26,10 @@ import findSimilarOpportunities from '../tools/find-similar-opportunities.ts'
 import saveView from '../tools/save-view.ts'
 import listSavedViews from '../tools/list-saved-views.ts'
 import deleteSavedView from '../tools/delete-saved-view.ts'
+import getDigest from '../tools/get-digest.ts'
+import setDigest from '../tools/set-digest.ts'
+import deleteDigest from '../tools/delete-digest.ts'
+import previewDigest from '../tools/preview-digest.ts'
 import { dailyEventSummaryCsv, dailyOpsCsv, opportunitiesCsv } from './exports.ts'
 
 const project = 'project_id'
@@ -56,6 +60,10 @@ const routes: OperationRoute[] = [
   { method: 'GET', url: '/projects/:project_id/views', op: listSavedViews, project },
   { method: 'POST', url: '/projects/:project_id/views', op: saveView, project, status: (r: { created: boolean }) => (r.created ? 201 : 200) },
   { method: 'DELETE', url: '/projects/:project_id/views/:view_id', op: deleteSavedView, project },
+  { method: 'GET', url: '/projects/:project_id/digest', op: getDigest, project },
+  { method: 'PUT', url: '/projects/:project_id/digest', op: setDigest, project, status: (r: { created: boolean }) => (r.created ? 201 : 200) },
+  { method: 'DELETE', url: '/projects/:project_id/digest', op: deleteDigest, project },
+  { method: 'GET', url: '/projects/:project_id/digest/preview', op: previewDigest, project },
 ]
 
 const projectApi: FastifyPluginAsync = async (app) => {

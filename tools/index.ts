@@ -59,6 +59,10 @@ import findSimilarOpportunities from './find-similar-opportunities.ts'
 import saveView from './save-view.ts'
 import listSavedViews from './list-saved-views.ts'
 import deleteSavedView from './delete-saved-view.ts'
+import getDigest from './get-digest.ts'
+import setDigest from './set-digest.ts'
+import deleteDigest from './delete-digest.ts'
+import previewDigest from './preview-digest.ts'
 
 export const operations: Operation[] = [
   discoverTools,
@@ -120,6 +124,11 @@ export const operations: Operation[] = [
   saveView,
   listSavedViews,
   deleteSavedView,
+  // Digests: set_digest before delete_digest, whose example then deletes what the former set.
+  getDigest,
+  setDigest,
+  previewDigest,
+  deleteDigest,
 ]
 
 const builtinTools: ToolPlugin = async (app) => {

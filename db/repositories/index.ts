@@ -20,6 +20,7 @@ import { createCommentsRepository } from './comments.ts'
 import { createTagsRepository } from './tags.ts'
 import { createAssigneesRepository } from './assignees.ts'
 import { createSavedViewsRepository } from './saved-views.ts'
+import { createDigestsRepository } from './digests.ts'
 import { noSealer, type Sealer } from '../secret-box.ts'
 
 /** `cache` keeps credentials, roles and settings while it hears of every change (db/settings-cache.ts);
@@ -46,6 +47,7 @@ export function createRepositories(db: Queryable, cache: SettingsCache = new Set
     tags: createTagsRepository(db),
     assignees: createAssigneesRepository(db),
     savedViews: createSavedViewsRepository(db),
+    digests: createDigestsRepository(db),
   }
 }
 
