@@ -21,9 +21,10 @@ export const TOP_EVENTS = 10
 export const TOP_NEW = 5
 export const MAX_ALERTS = 50
 
-/** A weekday as set_digest takes it (1–7 or a name) as its ISO number. */
-export function weekdayNumber(weekday: number | string): number {
-  return typeof weekday === 'number' ? weekday : weekdayNames.indexOf(weekday as (typeof weekdayNames)[number]) + 1
+/** A weekday as set_digest takes it (1–7 or a name, any case) as its ISO number; null for anything else. */
+export function weekdayNumber(weekday: number | string): number | null {
+  const n = typeof weekday === 'number' ? weekday : weekdayNames.indexOf(weekday.toLowerCase() as (typeof weekdayNames)[number]) + 1
+  return Number.isInteger(n) && n >= 1 && n <= 7 ? n : null
 }
 
 /** ISO weekday of a calendar date (1 = Monday … 7 = Sunday). */

@@ -27,7 +27,7 @@ export default defineOperation({
   examples: {
     valid: [
       { title: 'Every morning at 9', args: { frequency: 'daily', hour: 9 } },
-      { title: 'Mondays at 8', args: { frequency: 'weekly', hour: 8, weekday: 'monday' } },
+      { title: 'Mondays at 8', args: { frequency: 'weekly', hour: 8, weekday: 'Monday' } },
       { title: 'Fridays at 17, paused for now', args: { frequency: 'weekly', hour: 17, weekday: 5, enabled: false } },
     ],
     invalid: [
@@ -36,13 +36,15 @@ export default defineOperation({
       { title: 'Weekly without its day', args: { frequency: 'weekly', hour: 9 }, field: 'weekday' },
       { title: 'A weekday for a daily digest', args: { frequency: 'daily', hour: 9, weekday: 1 }, field: 'weekday' },
       { title: 'A day that is not one', args: { frequency: 'weekly', hour: 9, weekday: 'funday' }, field: 'weekday' },
+      { title: 'Day 8 of the week', args: { frequency: 'weekly', hour: 9, weekday: 8 }, field: 'weekday' },
       { title: 'No hour', args: { frequency: 'daily' }, field: 'hour' },
     ],
   },
   async handler(args, ctx) {
+    if (args.frequency === 'daily' && args.weekday !== undefined) throw refuse('must not be sent for a daily digest')
+    if (args.frequency === 'weekly' && args.weekday === undefined) throw refuse('is required for a weekly digest: 1 = Monday … 7 = Sunday, or the day\'s name')
     const weekday = args.weekday === undefined ? null : weekdayNumber(args.weekday)
-    if (args.frequency === 'weekly' && weekday === null) throw refuse('is required for a weekly digest: 1 = Monday … 7 = Sunday, or the name')
-    if (args.frequency === 'daily' && weekday !== null) throw refuse('must not be sent for a daily digest')
+    if (args.frequency === 'weekly' && weekday === null) throw refuse('must be 1 = Monday … 7 = Sunday, or the day\'s name in English (monday … sunday)')
     const schedule = { frequency: args.frequency, hour: args.hour, weekday }
     const now = ctx.now()
     const { timezone } = ctx.project
