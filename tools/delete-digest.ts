@@ -5,7 +5,7 @@ export default defineOperation({
   name: 'delete_digest',
   title: 'Delete the digest schedule',
   description:
-    'Digest of the project: delete its schedule, so no digest.ready message or mail goes out any more (set_digest ' +
+    'Metrics digest of the project: delete its schedule, so no digest.ready message or mail goes out any more (set_digest ' +
     'with enabled false pauses it instead). `deleted` is false when there was none. Owner only.',
   scope: 'project',
   role: 'owner',

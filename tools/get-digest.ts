@@ -7,7 +7,7 @@ export default defineOperation({
   name: 'get_digest',
   title: 'Read the digest schedule',
   description:
-    'Digest of the project: its schedule (daily or weekly, the hour and weekday in the project time zone, enabled), ' +
+    'Metrics digest of the project: its schedule (daily or weekly, the hour and weekday in the project time zone, enabled), ' +
     'the last period sent and when the next is due; `digest` is null when none is set. preview_digest shows what it says.',
   scope: 'project',
   role: 'viewer',

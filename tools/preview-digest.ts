@@ -8,7 +8,7 @@ export default defineOperation({
   name: 'preview_digest',
   title: 'Preview the digest',
   description:
-    'Digest of the project as it would go out now, without sending it: registrations, daily users and top events ' +
+    'Metrics digest of the project as it would go out now, without sending it: registrations, daily users and top events ' +
     'against the previous period, new, pending and adopted opportunities, alerts. `frequency` defaults to the ' +
     'schedule\'s (daily without one): yesterday, or the 7 days ending yesterday, in the project time zone.',
   scope: 'project',

@@ -10,7 +10,7 @@ export default defineOperation({
   name: 'set_digest',
   title: 'Schedule the digest',
   description:
-    'Digest of the project: set its schedule, daily (the day that just closed) or weekly (the 7 days ending ' +
+    'Metrics digest of the project: set its schedule, daily (the day that just closed) or weekly (the 7 days ending ' +
     'yesterday, on `weekday`), at `hour` in the project time zone; sent as a digest.ready webhook message and mailed to ' +
     'the owners. The first goes at the next such hour, never at once. Owner only. Returns the schedule.',
   scope: 'project',
