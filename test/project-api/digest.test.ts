@@ -117,8 +117,18 @@ t.test('a schedule: set, read, changed, the preview following its frequency, del
   const created = await rest('PUT', digestUrl, ws.keys.mcp, { frequency: 'weekly', hour: 8, weekday: 'Monday' })
   t.equal(created.statusCode, 201)
   t.same(created.json(), {
-    project, timezone: 'UTC', frequency: 'weekly', hour: 8, weekday: 1, enabled: true, last_period_end: '2026-11-15', last_sent_at: null,
-    next_at: '2026-11-23T08:00:00.000Z', created_at: '2026-11-20T12:00:00.000Z', updated_at: '2026-11-20T12:00:00.000Z', created: true,
+    project,
+    timezone: 'UTC',
+    frequency: 'weekly',
+    hour: 8,
+    weekday: 1,
+    enabled: true,
+    last_period_end: '2026-11-15',
+    last_sent_at: null,
+    next_at: '2026-11-23T08:00:00.000Z',
+    created_at: '2026-11-20T12:00:00.000Z',
+    updated_at: '2026-11-20T12:00:00.000Z',
+    created: true,
   })
   t.equal((await rest('GET', `${digestUrl}/preview`)).json().frequency, 'weekly', 'the preview takes the schedule\'s frequency')
   clock.set('2026-11-20T13:00:00.000Z')
