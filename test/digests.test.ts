@@ -4,7 +4,7 @@
 // (a mail that fails leaves the digest sent).
 import t, { type Test } from 'tap'
 import type { FastifyInstance } from 'fastify'
-import { addMember, bearer, buildTestApp, fixedClock, seedWorkspace } from './helpers/app.ts'
+import { addMember, bearer, buildTestApp, fixedClock, seedWorkspace, testDatabase } from './helpers/app.ts'
 import { privateOk, receiver, subscribe } from './helpers/webhooks.ts'
 import { startMailServer } from './helpers/mail.ts'
 
@@ -143,6 +143,20 @@ t.test('two concurrent runs queue one digest', async (t) => {
   t.same(claims.sort(), [false, true])
   t.equal((await p.queued()).length, 2)
   await p.remove()
+})
+
+t.test('two instances on one PostgreSQL database queue one digest', { skip: process.env.DATABASE_URL ? false : 'the embedded database belongs to one process' }, async (t) => {
+  clock.set('2026-11-20T08:00:00.000Z')
+  const database = await testDatabase(t)
+  const [one, two] = [await buildTestApp(t, { database, now: clock, config: privateOk }), await buildTestApp(t, { database, now: clock, config: privateOk })]
+  const ws = await seedWorkspace(one)
+  const hook = await receiver(t)
+  const { id } = await subscribe(one, ws.keys.service, ws.project.id, hook.url, ['digest.ready'])
+  t.equal((await one.inject({ method: 'PUT', url: `/api/v1/mcp/projects/${ws.project.id}/digest`, headers: bearer(ws.keys.mcp), payload: { frequency: 'daily', hour: 9 } })).statusCode, 201)
+  clock.set('2026-11-20T09:00:00.000Z')
+  const counts = await Promise.all([one.digests.sendDue(), two.digests.sendDue(), one.digests.sendDue(), two.digests.sendDue()])
+  t.equal(counts.reduce((a, b) => a + b, 0), 1, `one instance sent it: ${counts}`)
+  t.equal((await one.repos.webhooks.deliveries(id, { limit: 10, offset: 0 })).total, 1, 'one message')
 })
 
 t.test('the digest is mailed to the project\'s owners; a mail that fails leaves it sent', async (t) => {
