@@ -14,8 +14,8 @@ export const DigestFrequency = StringEnum(digestFrequencies, { description: 'dai
 export const DigestScheduleInput = {
   frequency: DigestFrequency,
   hour: Type.Integer({ minimum: 0, maximum: 23, description: 'The hour (0–23) of the project\'s time zone it goes out at.' }),
-  // Checked by set_digest, which names the day's choices in one message (a union's own errors are one per branch).
-  weekday: Type.Union([Type.Number(), Type.String({ maxLength: 20 })], {
+  // A name is checked by set_digest, which names the day's choices in one message (an enum in the union would add one error per branch).
+  weekday: Type.Union([Type.Integer({ minimum: 1, maximum: 7 }), Type.String({ maxLength: 20 })], {
     description: `Weekly only (and required there): the day it goes out, 1 = Monday … 7 = Sunday, or its English name (${weekdayNames.join(', ')}; any case).`,
   }),
   enabled: Type.Boolean({ description: 'false pauses it. Omitted: a new schedule is enabled, an existing one keeps its state.' }),
