@@ -175,7 +175,9 @@ t.test('bad input: 400 naming the field, and nothing changes', async (t) => {
 t.test('roles: a viewer reads and previews, only an owner sets or deletes; another workspace sees nothing', async (t) => {
   const viewer = await addMember(app, project, 'viewer')
   t.equal((await rest('GET', digestUrl, viewer.keys.mcp)).statusCode, 200)
-  t.equal((await rest('GET', `${digestUrl}/preview`, viewer.keys.mcp)).statusCode, 200)
+  const seen = await rest('GET', `${digestUrl}/preview`, viewer.keys.mcp)
+  t.equal(seen.statusCode, 200)
+  t.same(seen.json().opportunities, { new: 2, pending: 2, adopted: 1, top_new: [] }, 'a viewer gets the counts, not what the opportunities say')
   const refused = await rest('PUT', digestUrl, viewer.keys.mcp, { frequency: 'daily', hour: 9 })
   t.equal(refused.statusCode, 403)
   t.equal(refused.json().error.code, 'forbidden')
