@@ -166,7 +166,8 @@ export async function buildDigest(repos: Repositories, project: DigestProject, f
   }
 }
 
-const percent = (c: number | null) => (c === null ? 'new' : `${c >= 0 ? '+' : '−'}${Math.abs(Math.round(c * 1000) / 10)} %`)
+/** A change in words: null is a previous value of 0 (new, or nothing either time). */
+const percent = (c: number | null, value: number) => (c === null ? (value === 0 ? 'no change' : 'new') : `${c >= 0 ? '+' : '−'}${Math.abs(Math.round(c * 1000) / 10)} %`)
 const oneLine = (text: string, max: number) => {
   const flat = text.replace(/\s+/g, ' ').trim()
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat
@@ -182,11 +183,11 @@ export function digestMail(d: Digest, publicUrl: string): { subject: string; tex
     `${d.project.name} (${d.project.slug}), ${span}, ${d.project.timezone} time — compared with ${vs} (${d.previous.from === d.previous.to ? d.previous.to : `${d.previous.from} – ${d.previous.to}`}).`,
     '',
     'Users',
-    `  Registrations: ${m.registrations.value} (${percent(m.registrations.change)}; before: ${m.registrations.previous})`,
-    `  Daily users, average per day: ${m.daily_users.value} (${percent(m.daily_users.change)}; before: ${m.daily_users.previous})`,
+    `  Registrations: ${m.registrations.value} (${percent(m.registrations.change, m.registrations.value)}; before: ${m.registrations.previous})`,
+    `  Daily users, average per day: ${m.daily_users.value} (${percent(m.daily_users.change, m.daily_users.value)}; before: ${m.daily_users.previous})`,
     '',
     'Top events',
-    ...(m.events.length === 0 ? ['  No events.'] : m.events.map((e) => `  ${e.event}: ${e.count} (${percent(e.change)}; before: ${e.previous})`)),
+    ...(m.events.length === 0 ? ['  No events.'] : m.events.map((e) => `  ${e.event}: ${e.count} (${percent(e.change, e.count)}; before: ${e.previous})`)),
     '',
     'Opportunities',
     `  New: ${d.opportunities.new} · pending review now: ${d.opportunities.pending} · adopted: ${d.opportunities.adopted}`,

@@ -4,7 +4,7 @@
 // (a mail that fails leaves the digest sent).
 import t, { type Test } from 'tap'
 import type { FastifyInstance } from 'fastify'
-import { addMember, bearer, buildTestApp, fixedClock, seedWorkspace, testDatabase } from './helpers/app.ts'
+import { addMember, bearer, buildTestApp, fixedClock, ingestEvents, seedWorkspace, testDatabase } from './helpers/app.ts'
 import { privateOk, receiver, subscribe } from './helpers/webhooks.ts'
 import { startMailServer } from './helpers/mail.ts'
 
@@ -165,6 +165,7 @@ t.test('the digest is mailed to the project\'s owners; a mail that fails leaves 
   const viewer = await addMember(app, p.ws.project.id, 'viewer')
   const secondOwner = await addMember(app, p.ws.project.id, 'owner')
   await p.set({ frequency: 'daily', hour: 9 })
+  await ingestEvents(app, p.ws.keys.ingest, [['signup', 'A', '2026-11-19T10:00:00Z'], ['daily_use', 'A', '2026-11-19T10:00:00Z'], ['daily_use', 'B', '2026-11-18T10:00:00Z']])
   const before = mailbox.messages.length
   t.equal(await at('2026-11-20T09:00:00.000Z'), 1)
   const mails = mailbox.messages.slice(before)
@@ -172,8 +173,9 @@ t.test('the digest is mailed to the project\'s owners; a mail that fails leaves 
   t.notOk(mails.some((m) => (m.to && 'text' in m.to ? m.to.text : '') === viewer.user.email))
   const mail = mails[0]!
   t.match(mail.subject, /^.+: daily digest, 2026-11-19$/)
-  t.match(mail.text, /Registrations: 0/)
-  t.match(mail.text, /Daily users, average per day: 0/)
+  t.match(mail.text, /Registrations: 1 \(new; before: 0\)/)
+  t.match(mail.text, /Daily users, average per day: 1 \(\+0 %; before: 1\)/)
+  t.match(mail.text, /daily_use: 1 \(\+0 %; before: 1\)\n {2}signup: 1 \(new; before: 0\)/)
   t.match(mail.text, new RegExp(`/console/projects/${p.ws.project.slug}/digest`))
   t.notOk(mail.html, 'plain text')
 
