@@ -7,6 +7,7 @@ import type { FastifyInstance } from 'fastify'
 import { addMember, bearer, buildTestApp, fixedClock, ingestEvents, seedWorkspace, testDatabase } from './helpers/app.ts'
 import { privateOk, receiver, subscribe } from './helpers/webhooks.ts'
 import { startMailServer } from './helpers/mail.ts'
+import { hourStart, isoWeekday, latestSlot } from '../core/digests.ts'
 
 const mailbox = await startMailServer()
 t.teardown(() => mailbox.close())
@@ -185,4 +186,20 @@ t.test('the digest is mailed to the project\'s owners; a mail that fails leaves 
   t.equal((await p.queued()).length, 2, 'the webhook message is queued')
   t.equal(await at('2026-11-21T09:01:00.000Z'), 0, 'and not tried again')
   await p.remove()
+})
+
+t.test('the hour of a day in a zone, across clock changes and half-hour offsets', async (t) => {
+  t.same([isoWeekday('2026-11-23'), isoWeekday('2026-11-22'), isoWeekday('2026-11-20')], [1, 7, 5])
+  const iso = (d: Date) => d.toISOString()
+  t.equal(iso(hourStart('2026-03-08', 2, 'America/New_York')), '2026-03-08T07:00:00.000Z', 'a skipped 2:00 starts at 3:00 EDT')
+  t.equal(iso(hourStart('2026-03-08', 3, 'America/New_York')), '2026-03-08T07:00:00.000Z')
+  t.equal(iso(hourStart('2026-11-01', 1, 'America/New_York')), '2026-11-01T05:00:00.000Z', 'a repeated 1:00: the first one')
+  t.equal(iso(hourStart('2026-11-01', 2, 'America/New_York')), '2026-11-01T07:00:00.000Z')
+  t.equal(iso(hourStart('2026-11-20', 9, 'Asia/Kolkata')), '2026-11-20T03:30:00.000Z')
+  t.equal(iso(hourStart('2026-11-20', 0, 'Europe/Paris')), '2026-11-19T23:00:00.000Z')
+  const weekly = { frequency: 'weekly' as const, hour: 8, weekday: 1 }
+  t.equal(latestSlot(weekly, new Date('2026-11-23T07:59:00Z'), 'UTC'), '2026-11-16', 'Monday before 8: last Monday')
+  t.equal(latestSlot(weekly, new Date('2026-11-23T08:00:00Z'), 'UTC'), '2026-11-23')
+  t.equal(latestSlot(weekly, new Date('2026-11-22T23:30:00Z'), 'Europe/Paris'), '2026-11-16', '00:30 on Monday in Paris, before 8')
+  t.equal(latestSlot({ frequency: 'daily', hour: 23, weekday: null }, new Date('2026-11-20T22:59:00Z'), 'UTC'), '2026-11-19')
 })
