@@ -17,6 +17,7 @@ import webhooksPlugin from './plugins/webhooks.ts'
 import retentionPlugin from './plugins/retention.ts'
 import alertsPlugin from './plugins/alerts.ts'
 import mailPlugin from './plugins/mail.ts'
+import digestsPlugin from './plugins/digests.ts'
 import errorsPlugin, { frameworkErrors } from './plugins/errors.ts'
 import authPlugin from './plugins/auth.ts'
 import fairUsePlugin from './plugins/fair-use.ts'
@@ -259,6 +260,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     await app.register(retentionPlugin, { intervalMs: config.retention?.intervalMs ?? 0 })
     // Alerts are delivered through the webhook outbox: their day-close timer runs with its worker.
     await app.register(alertsPlugin, { enabled: config.webhooks?.enabled ?? false })
+    await app.register(digestsPlugin, { enabled: config.digests?.enabled ?? false, publicUrl: config.publicUrl })
     await app.register(fairUsePlugin, { limits: config.rateLimit })
     await app.register(authPlugin, { publicUrl: config.publicUrl })
 

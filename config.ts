@@ -31,6 +31,7 @@ export const EnvSchema = Type.Object({
   WEBHOOKS_ENABLED: Type.Union([Type.Literal('true'), Type.Literal('false')], { default: 'true' }),
   WEBHOOKS_ALLOW_PRIVATE_NETWORKS: Type.Union([Type.Literal('true'), Type.Literal('false')], { default: 'false' }),
   RETENTION_FOLD_INTERVAL_MS: Type.Integer({ default: 5000, minimum: 0, maximum: 3_600_000 }),
+  DIGESTS_ENABLED: Type.Union([Type.Literal('true'), Type.Literal('false')], { default: 'true' }),
   GROWTHDESK_PLUGINS: Type.String({ default: '' }),
   SMTP_URL: Type.Optional(Type.String({ pattern: '^smtps?://[^\\s]+$' })),
   MAIL_FROM: Type.Optional(Type.String({ minLength: 3, maxLength: 320, pattern: '^[^\\r\\n]*@[^\\r\\n]*$' })),
@@ -70,6 +71,7 @@ const hints: Record<keyof Env, string> = {
   WEBHOOKS_ENABLED: 'true or false',
   WEBHOOKS_ALLOW_PRIVATE_NETWORKS: 'true or false',
   RETENTION_FOLD_INTERVAL_MS: 'milliseconds from 0 (off: reads fold what is queued) to 3600000 between background folds of retention',
+  DIGESTS_ENABLED: 'true or false',
   GROWTHDESK_PLUGINS: 'a comma-separated list of tool plugins: package names (installed beside growthdesk) or absolute paths',
   SMTP_URL: 'an SMTP server URL such as smtp://user:pass@smtp.example.com:587 (STARTTLS) or smtps://user:pass@smtp.example.com:465',
   MAIL_FROM: 'a sender address such as "growthdesk <growthdesk@example.com>"',
@@ -132,6 +134,11 @@ export interface Config {
   webhooks?: { enabled: boolean; allowPrivateNetworks: boolean }
   /** Retention's background fold (RETENTION_FOLD_INTERVAL_MS, default 5 s; 0 off). Absent: off (tests; a read folds what is queued). */
   retention?: { intervalMs: number }
+  /**
+   * DIGESTS_ENABLED (default true): this instance sends the projects' due digests every minute
+   * (plugins/digests.ts; instances share the work safely). Absent: off (tests call sendDue).
+   */
+  digests?: { enabled: boolean }
   /**
    * GROWTHDESK_PLUGINS: tool plugins loaded at start, after the built-in tools, in this order:
    * package names resolved from growthdesk's own folder, absolute paths, or paths relative to
@@ -245,6 +252,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     settingsCacheTtlMs: e.SETTINGS_CACHE_TTL_MS,
     webhooks: { enabled: e.WEBHOOKS_ENABLED === 'true', allowPrivateNetworks: e.WEBHOOKS_ALLOW_PRIVATE_NETWORKS === 'true' },
     retention: { intervalMs: e.RETENTION_FOLD_INTERVAL_MS },
+    digests: { enabled: e.DIGESTS_ENABLED === 'true' },
     plugins: e.GROWTHDESK_PLUGINS.split(',').map((p) => p.trim()).filter(Boolean),
     secrets,
     ...(e.MCP_CONFORMANCE_FIXTURES === 'true' ? { conformanceFixtures: true } : {}),

@@ -33,6 +33,10 @@ import listAlerts from '../tools/list-alerts.ts'
 import updateAlert from '../tools/update-alert.ts'
 import deleteAlert from '../tools/delete-alert.ts'
 import listAlertEvents from '../tools/list-alert-events.ts'
+import getDigest from '../tools/get-digest.ts'
+import setDigest from '../tools/set-digest.ts'
+import deleteDigest from '../tools/delete-digest.ts'
+import previewDigest from '../tools/preview-digest.ts'
 import { dailyEventSummaryCsv, dailyOpsCsv, opportunitiesCsv } from './exports.ts'
 
 const project = 'project_id'
@@ -71,6 +75,10 @@ const routes: OperationRoute[] = [
   { method: 'GET', url: '/projects/:project_id/alerts/events', op: listAlertEvents, project },
   { method: 'PATCH', url: '/projects/:project_id/alerts/:alert_id', op: updateAlert, project },
   { method: 'DELETE', url: '/projects/:project_id/alerts/:alert_id', op: deleteAlert, project },
+  { method: 'GET', url: '/projects/:project_id/digest', op: getDigest, project },
+  { method: 'PUT', url: '/projects/:project_id/digest', op: setDigest, project, status: (r: { created: boolean }) => (r.created ? 201 : 200) },
+  { method: 'DELETE', url: '/projects/:project_id/digest', op: deleteDigest, project },
+  { method: 'GET', url: '/projects/:project_id/digest/preview', op: previewDigest, project },
 ]
 
 const projectApi: FastifyPluginAsync = async (app) => {

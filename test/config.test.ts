@@ -23,6 +23,7 @@ t.test('defaults: 127.0.0.1:3000, embedded database in ./.data, public URL from 
     rateLimit: { max: 300, ingestMax: 1000, windowMs: 10_000, authFailures: 30, authFailureWindowMs: 60_000, concurrency: 8 },
     webhooks: { enabled: true, allowPrivateNetworks: false },
     retention: { intervalMs: 5000 },
+    digests: { enabled: true },
     plugins: [],
     secrets: { key: null, keyFile: path.resolve('./.data/secrets.key'), previous: [] },
   })
@@ -78,6 +79,11 @@ t.test('WEBHOOKS_ENABLED and WEBHOOKS_ALLOW_PRIVATE_NETWORKS: true or false', as
   t.same(loadConfig({ WEBHOOKS_ENABLED: 'false', WEBHOOKS_ALLOW_PRIVATE_NETWORKS: 'true' }).webhooks, { enabled: false, allowPrivateNetworks: true })
   t.throws(() => loadConfig({ WEBHOOKS_ENABLED: 'yes' }), /WEBHOOKS_ENABLED="yes" — expected true or false/)
   t.throws(() => loadConfig({ WEBHOOKS_ALLOW_PRIVATE_NETWORKS: '1' }), /WEBHOOKS_ALLOW_PRIVATE_NETWORKS="1"/)
+})
+
+t.test('DIGESTS_ENABLED: true or false', async (t) => {
+  t.same(loadConfig({ DIGESTS_ENABLED: 'false' }).digests, { enabled: false })
+  t.throws(() => loadConfig({ DIGESTS_ENABLED: 'on' }), /DIGESTS_ENABLED="on" — expected true or false/)
 })
 
 t.test('SETTINGS_CACHE_TTL_MS: milliseconds from 0 (nothing kept) to 600000', async (t) => {

@@ -816,6 +816,11 @@ t.test('fuzzing every route', async (t) => {
         valid: { name: 'Fuzzed view', status: 'pending', back: '/console' },
         bad: { name: ['', ' ', 'x'.repeat(81), 'a\u0000b', 'two\nlines'], status: ['nope', 'a\u0000b'], type: ['Not A Type'], q: ['x'.repeat(201)], ':project': badPath },
       },
+      'POST /console/projects/:project/digest': {
+        valid: { frequency: 'weekly', hour: '8', weekday: '1', enabled: 'on' },
+        bad: { frequency: ['', 'monthly', 'a\u0000b'], hour: ['', '24', '-1', '9.5', 'x'.repeat(300), 'a\u0000b'], weekday: ['0', '8', 'funday', 'a\u0000b', 'x'.repeat(30)], ':project': badPath },
+      },
+      'POST /console/projects/:project/digest/delete': { valid: {}, bad: { ':project': badPath } },
       'POST /console/projects/:project/views/:view_id/delete': { valid: { back: '/console' }, bad: { ':view_id': [...badPath, otherView, 'view_doesnotexist000'], ':project': badPath } },
       'POST /console/forgot': { valid: { email: 'nobody@example.test' }, bad: { email: ['', 'x'.repeat(5000), 'a\u0000b', 'not-an-email', viewer.user.email] } },
       'POST /console/reset/:token': {

@@ -66,6 +66,10 @@ import listAlerts from './list-alerts.ts'
 import updateAlert from './update-alert.ts'
 import deleteAlert from './delete-alert.ts'
 import listAlertEvents from './list-alert-events.ts'
+import getDigest from './get-digest.ts'
+import setDigest from './set-digest.ts'
+import deleteDigest from './delete-digest.ts'
+import previewDigest from './preview-digest.ts'
 
 export const operations: Operation[] = [
   discoverTools,
@@ -136,6 +140,11 @@ export const operations: Operation[] = [
   updateAlert,
   deleteAlert,
   listAlertEvents,
+  // Digests: set_digest before delete_digest, whose example then deletes what the former set.
+  getDigest,
+  setDigest,
+  previewDigest,
+  deleteDigest,
 ]
 
 const builtinTools: ToolPlugin = async (app) => {

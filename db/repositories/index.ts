@@ -22,6 +22,7 @@ import { createAssigneesRepository } from './assignees.ts'
 import { createSavedViewsRepository } from './saved-views.ts'
 import { createRetentionRepository } from './retention.ts'
 import { createAlertsRepository } from './alerts.ts'
+import { createDigestsRepository } from './digests.ts'
 import { noSealer, type Sealer } from '../secret-box.ts'
 
 /** `cache` keeps credentials, roles and settings while it hears of every change (db/settings-cache.ts);
@@ -50,6 +51,7 @@ export function createRepositories(db: Queryable, cache: SettingsCache = new Set
     savedViews: createSavedViewsRepository(db),
     retention: createRetentionRepository(db),
     alerts: createAlertsRepository(db),
+    digests: createDigestsRepository(db),
   }
 }
 

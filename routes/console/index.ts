@@ -33,6 +33,7 @@ import { invitationPages, memberPages } from './members.ts'
 import { commentPages } from './comments.ts'
 import { savedViewPages } from './saved-views.ts'
 import { triagePages } from './triage.ts'
+import { digestPages } from './digest.ts'
 
 declare module 'fastify' {
   interface FastifyReply {
@@ -138,7 +139,7 @@ export default async function consolePlugin(app: FastifyInstance, options: Conso
   // Every other page needs a signed-in user: one hook for the whole scope, before any route's own.
   await app.register(async (signedIn) => {
     signedIn.addHook('preHandler', requireUser)
-    for (const area of [signOutRoute, projectPages, profilePages, apiKeyPages, boardPages, metricsPages, retentionPages, downloadRoutes, webhookPages, alertPages, workspacePages, memberPages, commentPages, savedViewPages, triagePages]) area(signedIn)
+    for (const area of [signOutRoute, projectPages, profilePages, apiKeyPages, boardPages, metricsPages, retentionPages, downloadRoutes, webhookPages, alertPages, workspacePages, memberPages, commentPages, savedViewPages, triagePages, digestPages]) area(signedIn)
     passwordPages(signedIn)
   })
   // Unknown console addresses get a page in the console's look (the root handler answers JSON

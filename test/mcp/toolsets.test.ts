@@ -60,6 +60,8 @@ t.test('?toolsets= lists more; an unknown toolset is a 400 naming the toolsets',
   const triage = await list(ws.keys.service, '2025-11-25', '?toolsets=triage')
   t.strictSame(triage.tools.map((x) => x.name), app.registry.contracts([], ['default', 'triage']).map((c) => c.name), 'default and triage')
   for (const name of ['tag_opportunity', 'list_tags', 'rename_tag', 'delete_tag', 'assign_opportunity']) t.ok(triage.tools.some((x) => x.name === name) && !defaultNames.includes(name), `${name}: in triage, not in default`)
+  const metrics = await list(ws.keys.service, '2025-11-25', '?toolsets=metrics')
+  for (const name of ['get_digest', 'set_digest', 'preview_digest', 'delete_digest']) t.ok(metrics.tools.some((x) => x.name === name) && !defaultNames.includes(name), `${name}: in metrics, not in default`)
   const all = await list(ws.keys.service, '2026-07-28', '?toolsets=all')
   t.strictSame(all.tools.map((x) => x.name), allNames, 'all: every tool')
   const bad = await list(ws.keys.service, '2025-11-25', '?toolsets=admn')
