@@ -60,8 +60,6 @@ t.test('?toolsets= lists more; an unknown toolset is a 400 naming the toolsets',
   const triage = await list(ws.keys.service, '2025-11-25', '?toolsets=triage')
   t.strictSame(triage.tools.map((x) => x.name), app.registry.contracts([], ['default', 'triage']).map((c) => c.name), 'default and triage')
   for (const name of ['tag_opportunity', 'list_tags', 'rename_tag', 'delete_tag', 'assign_opportunity']) t.ok(triage.tools.some((x) => x.name === name) && !defaultNames.includes(name), `${name}: in triage, not in default`)
-  const metrics = await list(ws.keys.service, '2025-11-25', '?toolsets=metrics')
-  for (const name of ['get_digest', 'set_digest', 'preview_digest', 'delete_digest']) t.ok(metrics.tools.some((x) => x.name === name) && !defaultNames.includes(name), `${name}: in metrics, not in default`)
   const all = await list(ws.keys.service, '2026-07-28', '?toolsets=all')
   t.strictSame(all.tools.map((x) => x.name), allNames, 'all: every tool')
   const bad = await list(ws.keys.service, '2025-11-25', '?toolsets=admn')
@@ -81,6 +79,7 @@ t.test('?toolsets= lists more; an unknown toolset is a 400 naming the toolsets',
   const metrics = await list(ws.keys.service, '2025-11-25', '?toolsets=metrics')
   t.strictSame(metrics.tools.map((x) => x.name), app.registry.contracts([], ['default', 'metrics']).map((c) => c.name), 'default and metrics')
   t.ok(metrics.tools.some((x) => x.name === 'get_opportunity_impact') && !defaultNames.includes('get_opportunity_impact'), 'get_opportunity_impact: in metrics, not in default')
+  for (const name of ['get_retention', 'get_digest', 'set_digest', 'preview_digest', 'delete_digest']) t.ok(metrics.tools.some((x) => x.name === name) && !defaultNames.includes(name), `${name}: in metrics, not in default`)
   for (const name of ['create_alert', 'list_alerts', 'update_alert', 'delete_alert', 'list_alert_events']) {
     t.ok(metrics.tools.some((x) => x.name === name), `${name}: listed with ?toolsets=metrics`)
     t.notOk(defaultNames.includes(name), `${name}: not in the default toolset`)
