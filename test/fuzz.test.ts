@@ -821,6 +821,15 @@ t.test('fuzzing every route', async (t) => {
         bad: { frequency: ['', 'monthly', 'a\u0000b'], hour: ['', '24', '-1', '9.5', 'x'.repeat(300), 'a\u0000b'], weekday: ['0', '8', 'funday', 'a\u0000b', 'x'.repeat(30)], ':project': badPath },
       },
       'POST /console/projects/:project/digest/delete': { valid: {}, bad: { ':project': badPath } },
+      'POST /console/projects/:project/alerts': {
+        valid: { name: 'Fuzzed', metric: 'daily_users', condition: 'below', threshold: '3' },
+        bad: {
+          name: ['', ' ', 'x'.repeat(201), 'a\u0000b'], metric: ['', 'nope', 'a\u0000b'], condition: ['', 'sideways', 'a\u0000b'],
+          threshold: ['', 'x', '1e999', '-1e999'], event: ['x'.repeat(201), 'a\u0000b'], ':project': badPath,
+        },
+      },
+      'POST /console/projects/:project/alerts/:id/enabled': { valid: { enabled: 'false' }, bad: { ':id': [...badPath, 'alr_doesnotexist000'], ':project': badPath } },
+      'POST /console/projects/:project/alerts/:id/delete': { valid: {}, bad: { ':id': [...badPath, 'alr_doesnotexist000'], ':project': badPath } },
       'POST /console/projects/:project/views/:view_id/delete': { valid: { back: '/console' }, bad: { ':view_id': [...badPath, otherView, 'view_doesnotexist000'], ':project': badPath } },
       'POST /console/forgot': { valid: { email: 'nobody@example.test' }, bad: { email: ['', 'x'.repeat(5000), 'a\u0000b', 'not-an-email', viewer.user.email] } },
       'POST /console/reset/:token': {

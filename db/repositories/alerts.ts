@@ -181,12 +181,12 @@ export function createAlertsRepository(db: Queryable) {
 
     /**
      * Each event's first day in the project (the start of an anomaly's history: a week before an
-     * event was first recorded is no week of zeros), from the per-user first days kept at
-     * ingestion: one index probe per event.
+     * event was first recorded is no week of zeros), from the daily counters (a few rows a day
+     * per project: its days × events × shards).
      */
     async firstDays(projectId: string, names: string[]): Promise<Map<string, string>> {
       const result = await db.execute(sql`
-        select e.event, (select min(u.first_day)::text from user_event_firsts u where u.project_id = ${projectId} and u.event = e.event) as day
+        select e.event, (select min(c.day)::text from daily_event_counts c where c.project_id = ${projectId} and c.event = e.event) as day
         from json_array_elements_text(${JSON.stringify(names)}::json) as e(event)`)
       return new Map(rowsOf<{ event: string; day: string | null }>(result).filter((r) => r.day !== null).map((r) => [r.event, r.day!]))
     },
