@@ -806,10 +806,11 @@ t.test('fuzzing every route', async (t) => {
       'POST /console/connections/:id/revoke': { valid: {}, bad: { ':id': badPath } },
       'POST /console/projects/:project/webhooks': {
         valid: { url: 'https://example.com/hook', events: 'memory.added', description: 'd' },
-        bad: { url: ['', 'http://example.com/x', 'https://10.0.0.1/x', 'x'.repeat(2001), 'a\u0000b'], events: ['', 'nope', 'a\u0000b'], description: ['x'.repeat(501)], ':project': badPath },
+        bad: { url: ['', 'http://example.com/x', 'https://10.0.0.1/x', 'x'.repeat(2001), 'a\u0000b'], events: ['', 'nope', 'a\u0000b'], description: ['x'.repeat(501)], ':project': badPath, format: ['teams', 'a\u0000b'], signatures: ['v2', 'a\u0000b'], rate_limit: ['0', '1001', '1.5', 'x', '1e999'] },
       },
       'POST /console/projects/:project/webhooks/:id/rotate': { valid: {}, bad: { ':id': [...badPath, otherHook], ':project': badPath } },
       'POST /console/projects/:project/webhooks/:id/test': { valid: {}, bad: { ':id': [...badPath, otherHook] } },
+      'POST /console/projects/:project/webhooks/:id/enable': { valid: {}, bad: { ':id': [...badPath, otherHook], ':project': badPath } },
       'POST /console/projects/:project/webhooks/:id/delete': { valid: {}, bad: { ':id': [...badPath, otherHook] } },
       'POST /console/projects/:project/webhooks/:id/deliveries/:delivery/redeliver': { valid: {}, bad: { ':id': [...badPath, otherHook], ':delivery': ['msg_doesnotexist000', 'x', 'a\u0000b'] } },
       'POST /console/projects/:project/views': {

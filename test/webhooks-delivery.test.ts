@@ -91,6 +91,10 @@ t.test('rate_limit: never more than that many attempts in any second, also with 
     t.equal(bad.statusCode, 400, `rate_limit ${JSON.stringify(rate_limit)} refused`)
     t.match(bad.json().error, { code: 'invalid_arguments', details: [{ path: 'rate_limit' }] })
   }
+  // 1e999 is Infinity to a JSON parser, and null (no limit) after a JSON copy: refused, not taken as null.
+  const infinite = await app.inject({ method: 'PATCH', url: `/v1/webhooks/${limited.json().id}`, headers: { ...bearer(key), 'content-type': 'application/json' }, payload: '{"rate_limit":1e999}' })
+  t.equal(infinite.statusCode, 400)
+  t.match(infinite.json().error, { code: 'invalid_arguments', details: [{ path: 'rate_limit', message: 'must be a finite number' }] })
 })
 
 t.test('replay: a window\'s messages sent again with their webhook-id, only the failed ones, bounded', async (t) => {
