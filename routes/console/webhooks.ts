@@ -93,7 +93,7 @@ export function webhookPages(app: FastifyInstance) {
         // No box ticked: the default (v1); the tool's own refusal for anything else.
         ...(signatures.length > 0 ? { signatures } : {}),
         ...(rateLimit ? { rate_limit: /^\d+$/.test(rateLimit) ? Number(rateLimit) : rateLimit } : {}),
-      } as never, project)
+      } as never, project) // the form's text as sent: the operation's validation refuses what does not fit, naming the field
       return { id: made.id, secret: made.secret }
     })
   })
