@@ -92,9 +92,14 @@ t.test('rate_limit: never more than that many attempts in any second, also with 
     t.match(bad.json().error, { code: 'invalid_arguments', details: [{ path: 'rate_limit' }] })
   }
   // 1e999 is Infinity to a JSON parser, and null (no limit) after a JSON copy: refused, not taken as null.
-  const infinite = await app.inject({ method: 'PATCH', url: `/v1/webhooks/${limited.json().id}`, headers: { ...bearer(key), 'content-type': 'application/json' }, payload: '{"rate_limit":1e999}' })
-  t.equal(infinite.statusCode, 400)
-  t.match(infinite.json().error, { code: 'invalid_arguments', details: [{ path: 'rate_limit', message: 'must be a finite number' }] })
+  const raw = { ...bearer(key), 'content-type': 'application/json' }
+  const patched = await app.inject({ method: 'PATCH', url: `/v1/webhooks/${limited.json().id}`, headers: raw, payload: '{"rate_limit":1e999}' })
+  t.equal(patched.statusCode, 400)
+  t.match(patched.json().error, { code: 'invalid_arguments', details: [{ path: 'rate_limit' }] }, 'the route\'s own validation')
+  const called = await app.inject({ method: 'POST', url: '/v1/tools/update_webhook', headers: raw, payload: `{"id":"${limited.json().id}","rate_limit":-1e999}` })
+  t.equal(called.statusCode, 400)
+  t.same(called.json().error.details, [{ path: 'rate_limit', message: 'must be a finite number' }], 'a tool call: the argument copy\'s check')
+  t.equal((await app.inject({ method: 'GET', url: `/v1/webhooks/${limited.json().id}`, headers: bearer(key) })).json().rate_limit, null, 'nothing changed')
 })
 
 t.test('replay: a window\'s messages sent again with their webhook-id, only the failed ones, bounded', async (t) => {
