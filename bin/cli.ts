@@ -419,7 +419,8 @@ const adminRotateSecretsKey = defineCommand({
         ...(lost
           ? [
               `Forgotten: ${lost.webhooks.length} webhook secret(s)${lost.webhooks.length ? ` — rotate them: ${lost.webhooks.join(', ')}` : ''}; ` +
-                `${lost.previousSecrets.length} previous webhook secret(s); ${lost.appSecrets.length ? lost.appSecrets.join(', ') : 'no app secret'} made again.`,
+                `${lost.previousSecrets.length} previous webhook secret(s); ${lost.appSecrets.length ? lost.appSecrets.join(', ') : 'no app secret'} made again.` +
+                (lost.signingKeys.length ? ` New ed25519 key pairs (give receivers the new public key): ${lost.signingKeys.join(', ')}.` : ''),
             ]
           : []),
         'Nothing in the database is sealed with another key now: SECRETS_KEY_PREVIOUS (and an old key file) can go.',

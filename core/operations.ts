@@ -225,7 +225,12 @@ function textProblem(text: string): string | null {
 }
 
 /** The first string anywhere in the arguments (keys too) that text cannot hold, with the reason. */
+/** What the argument copy writes for a number JSON cannot hold (it has a NUL: no argument text can be it). */
+const NON_FINITE = '\u0000non-finite number'
+const nonFinite = (_key: string, value: unknown) => (typeof value === 'number' && !Number.isFinite(value) ? NON_FINITE : value)
+
 function findBadText(value: unknown, path: string): ErrorDetail | null {
+  if (value === NON_FINITE) return { path, message: 'must be a finite number' }
   if (typeof value === 'string') {
     const problem = textProblem(value)
     return problem ? { path, message: problem } : null
@@ -444,7 +449,9 @@ export class Registry {
     // The caller's arguments are not changed (validation fills in defaults): a copy, made by a
     // JSON round trip — arguments are JSON values on every surface, and it keeps a "__proto__"
     // key an own property — at a fraction of structuredClone's cost.
-    const args = (rawArgs == null ? {} : JSON.parse(JSON.stringify(rawArgs))) as Record<string, unknown>
+    // JSON would turn ±Infinity and NaN (a body's 1e999) into null, which a nullable field takes:
+    // they become a marker that findBadText refuses, naming the field.
+    const args = (rawArgs == null ? {} : JSON.parse(JSON.stringify(rawArgs, nonFinite))) as Record<string, unknown>
     if (typeof args !== 'object' || Array.isArray(args)) {
       throw invalidArguments([{ path: '', message: 'must be a JSON object of arguments' }])
     }

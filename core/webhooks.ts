@@ -1,6 +1,6 @@
 // Outgoing webhooks, the policy: which URLs may be subscribed, which addresses may be reached,
 // how a message is signed (Standard Webhooks), and when a failed message is tried again.
-import { createHmac, randomBytes } from 'node:crypto'
+import { createHmac, createPrivateKey, generateKeyPairSync, randomBytes, sign } from 'node:crypto'
 import { lookup } from 'node:dns/promises'
 import { isIP } from 'node:net'
 import { appError } from './errors.ts'
@@ -10,7 +10,7 @@ import { isPrivateAddress } from './addresses.ts'
 export interface WebhookPolicy {
   /** WEBHOOKS_ALLOW_PRIVATE_NETWORKS: private, loopback and link-local targets allowed (tests, local use). */
   allowPrivateNetworks: boolean
-  /** Config.production (NODE_ENV=production): http:// is refused even for loopback. */
+  /** Config.production (NODE_ENV=production): without allowPrivateNetworks, http:// is refused even for loopback. */
   production: boolean
 }
 
@@ -27,9 +27,13 @@ export function checkWebhookUrl(raw: string, policy: WebhookPolicy, path = 'url'
   } catch {
     throw appError('InvalidArguments', `'${raw}' is not an absolute URL.`, [{ path, message: 'must be an absolute https:// URL' }])
   }
-  const loopbackHttp = url.protocol === 'http:' && isLoopbackHost(url.hostname) && !policy.production
-  if (url.protocol !== 'https:' && !loopbackHttp) {
-    throw appError('InvalidArguments', 'A webhook URL must use https:// (http:// only for a loopback address in development).', [{ path, message: 'must use https://' }])
+  // http:// reaches only what WEBHOOKS_ALLOW_PRIVATE_NETWORKS lets be reached: with it, any host
+  // (an internal receiver on a private network, production included; its address is checked at
+  // subscription and at every delivery, and a public one is refused below); without it, loopback
+  // outside production (which resolvePublic refuses anyway: local development only).
+  const plainHttpOk = url.protocol === 'http:' && (policy.allowPrivateNetworks || (isLoopbackHost(url.hostname) && !policy.production))
+  if (url.protocol !== 'https:' && !plainHttpOk) {
+    throw appError('InvalidArguments', 'A webhook URL must use https:// (http:// only to a private-network address, with WEBHOOKS_ALLOW_PRIVATE_NETWORKS=true).', [{ path, message: 'must use https://' }])
   }
   if (url.username || url.password) {
     throw appError('InvalidArguments', 'A webhook URL must not carry a user name or password.', [{ path, message: 'must not contain credentials' }])
@@ -50,6 +54,11 @@ export async function resolvePublic(url: URL, policy: WebhookPolicy): Promise<{ 
     const bad = addresses.find((a) => isPrivateAddress(a.address))
     if (bad) throw new BlockedAddressError(`${host} resolves to ${bad.address}, a private, loopback or link-local address (WEBHOOKS_ALLOW_PRIVATE_NETWORKS is off).`)
   }
+  // Plain http:// goes only to private networks: a public address would carry the messages unencrypted over the internet.
+  if (url.protocol === 'http:') {
+    const open = addresses.find((a) => !isPrivateAddress(a.address))
+    if (open) throw new BlockedAddressError(`${host} resolves to ${open.address}, a public address: http:// is for private networks only, use https://.`)
+  }
   return addresses
 }
 
@@ -60,7 +69,7 @@ export async function checkWebhookTarget(raw: string, policy: WebhookPolicy): Pr
     await resolvePublic(url, policy)
   } catch (err) {
     const message = err instanceof BlockedAddressError ? err.message : `${url.hostname} could not be resolved.`
-    throw appError('InvalidArguments', `The webhook URL cannot be used: ${message}`, [{ path: 'url', message: 'must resolve to a public address' }])
+    throw appError('InvalidArguments', `The webhook URL cannot be used: ${message}`, [{ path: 'url', message: url.protocol === 'http:' ? 'http:// must resolve to a private-network address' : 'must resolve to a public address' }])
   }
   return url.toString()
 }
@@ -76,16 +85,47 @@ export function signature(secret: string, id: string, timestamp: number, body: s
   return `v1,${createHmac('sha256', key).update(`${id}.${timestamp}.${body}`).digest('base64')}`
 }
 
-/** The webhook-signature header: the current secret's signature, and the previous one's while it still signs. */
+/** The signature schemes of Standard Webhooks: v1 (HMAC-SHA256, whsec_), v1a (ed25519, whsk_/whpk_). */
+export const signatureSchemes = ['v1', 'v1a'] as const
+export type SignatureScheme = (typeof signatureSchemes)[number]
+
+/**
+ * A new ed25519 key pair in the standard's serialization: `whsk_` and base64 of the 64-byte
+ * secret key (seed then public key, as libsodium and the standard's libraries hold it), `whpk_`
+ * and base64 of the raw 32-byte public key.
+ */
+export function newSigningKeyPair(): { signingKey: string; publicKey: string } {
+  const jwk = generateKeyPairSync('ed25519').privateKey.export({ format: 'jwk' })
+  const seed = Buffer.from(jwk.d!, 'base64url')
+  const pub = Buffer.from(jwk.x!, 'base64url')
+  return { signingKey: `whsk_${Buffer.concat([seed, pub]).toString('base64')}`, publicKey: `whpk_${pub.toString('base64')}` }
+}
+
+/** `v1a,<base64 ed25519 signature of id.timestamp.body>` with a whsk_ key. */
+export function asymmetricSignature(signingKey: string, id: string, timestamp: number, body: string): string {
+  const raw = Buffer.from(signingKey.replace(/^whsk_/, ''), 'base64')
+  const key = createPrivateKey({ format: 'jwk', key: { kty: 'OKP', crv: 'Ed25519', d: raw.subarray(0, 32).toString('base64url'), x: raw.subarray(32, 64).toString('base64url') } })
+  return `v1a,${sign(null, Buffer.from(`${id}.${timestamp}.${body}`), key).toString('base64')}`
+}
+
+/**
+ * The webhook-signature header, space-separated: with v1, the current secret's signature and the
+ * previous one's while it still signs; with v1a, the ed25519 signature.
+ */
 export function signatureHeader(
-  w: { secret: string; previousSecret: string | null; previousSecretUntil: Date | null },
+  w: { secret: string; previousSecret: string | null; previousSecretUntil: Date | null; schemes?: readonly string[]; signingKey?: string | null },
   id: string,
   timestamp: number,
   body: string,
   now: Date
 ): string {
-  const signatures = [signature(w.secret, id, timestamp, body)]
-  if (w.previousSecret && w.previousSecretUntil && w.previousSecretUntil > now) signatures.push(signature(w.previousSecret, id, timestamp, body))
+  const schemes = w.schemes ?? ['v1']
+  const signatures: string[] = []
+  if (schemes.includes('v1')) {
+    signatures.push(signature(w.secret, id, timestamp, body))
+    if (w.previousSecret && w.previousSecretUntil && w.previousSecretUntil > now) signatures.push(signature(w.previousSecret, id, timestamp, body))
+  }
+  if (schemes.includes('v1a') && w.signingKey) signatures.push(asymmetricSignature(w.signingKey, id, timestamp, body))
   return signatures.join(' ')
 }
 
@@ -93,10 +133,11 @@ export function signatureHeader(
 export const ROTATION_OVERLAP_MS = 24 * 3600_000
 
 /**
- * Seconds to wait after the n-th failed attempt (n from 1): 5 s, 30 s, 2 min, 10 min, 30 min,
- * 1 h, 2 h, 4 h, then 6 h; 13 attempts span about 31 h (with jitter, never under 24 h).
+ * Seconds to wait after the n-th failed attempt (n from 1): Standard Webhooks' example schedule
+ * (5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h, 24 h) and one more day: 11 attempts over about
+ * 99.6 h, so that even with the -20 % jitter the last one comes more than 3 days (79.7 h) after the first.
  */
-export const RETRY_DELAYS_S = [5, 30, 120, 600, 1800, 3600, 7200, 14400, 21600, 21600, 21600, 21600]
+export const RETRY_DELAYS_S = [5, 300, 1800, 7200, 18000, 36000, 50400, 72000, 86400, 86400]
 export const MAX_ATTEMPTS = RETRY_DELAYS_S.length + 1
 /** Consecutive failed attempts after which an endpoint is marked failing. */
 export const FAILING_AFTER = 5

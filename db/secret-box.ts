@@ -140,6 +140,8 @@ export const noSealer: Sealer = {
 export const sealContexts = {
   /** A webhook's current and previous signing secret (a rotation moves one to the other in SQL). */
   webhook: (id: string) => `webhook:${id}`,
+  /** A webhook's ed25519 signing key (whsk_…, v1a): a context of its own, so it cannot pass for the HMAC secret. */
+  webhookSigningKey: (id: string) => `webhook_signing_key:${id}`,
   appSecret: (name: string) => `app_secret:${name}`,
   /** A console session's show-once slot (newKey, newWebhookSecret), bound to the session's id. */
   session: (sessionId: string, slot: string) => `session:${slot}:${sessionId}`,

@@ -16,6 +16,33 @@ import fp from 'fastify-plugin'
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type RouteOptions } from 'fastify'
 import type { FastifyDynamicSwaggerOptions } from '@fastify/swagger'
 import { appError, clientError } from '../core/errors.ts'
+import { webhookEnvelope, webhookEventData } from '../schemas/webhook-events.ts'
+
+/**
+ * OpenAPI 3.1's top-level `webhooks`: one entry per event type, the POST growthdesk sends a
+ * subscription (Standard Webhooks headers, the envelope with that type's `data`), answered 2xx.
+ */
+export function webhooksSection() {
+  const headers = {
+    'webhook-id': { required: true, description: 'The message id (msg_…): the same on every attempt and replay; de-duplicate by it.', schema: { type: 'string' } },
+    'webhook-timestamp': { required: true, description: 'The attempt\'s time, Unix seconds.', schema: { type: 'string' } },
+    'webhook-signature': { required: true, description: 'Space-separated `v1,<base64 HMAC-SHA256>` (the whsec_ secret; and the previous one for 24 h after a rotation) and/or `v1a,<base64 ed25519>` (the whpk_ public key) of `id.timestamp.body`.', schema: { type: 'string' } },
+  }
+  return Object.fromEntries(Object.entries(webhookEventData).map(([type, data]) => [type, {
+    post: {
+      operationId: `webhook_${type.replace('.', '_')}`,
+      summary: `${type} (webhook)`,
+      description: `What a subscription to ${type} receives (docs/webhooks.md). With format "slack", a Slack incoming-webhook message ({text, blocks}) made from it instead.`,
+      tags: ['webhooks'],
+      parameters: Object.entries(headers).map(([name, h]) => ({ name, in: 'header', ...h })),
+      requestBody: { required: true, content: { 'application/json': { schema: webhookEnvelope(type, data) } } },
+      responses: {
+        '2XX': { description: 'Received: any 2xx within 10 s. Anything else is retried for over 3 days; 410 Gone disables the subscription; a 429\'s or 503\'s Retry-After is honoured.' },
+      },
+      security: [],
+    },
+  }]))
+}
 
 /** The OpenAPI document @fastify/swagger makes. */
 type OpenApiDocument = ReturnType<FastifyInstance['swagger']>
@@ -31,6 +58,7 @@ function swaggerOptions(publicUrl: string): FastifyDynamicSwaggerOptions {
       },
       servers: [{ url: publicUrl }],
       components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'gdm_, gds_, gdi_ or gdo_ key' } } },
+      webhooks: webhooksSection() as never,
     },
     transform: ({ schema, url, route }) => {
       // The console is HTML for people, not an API: it is not documented here.

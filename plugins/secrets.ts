@@ -15,7 +15,7 @@ import type { FastifyInstance } from 'fastify'
 import type { SecretsConfig } from '../config.ts'
 import { decodeSecretsKey, KEY_BYTES, SecretBox, SecretsKeyError } from '../db/secret-box.ts'
 import { createSealedSecretsRepository, unknownKeysError, type ForgetReport, type ResealReport } from '../db/repositories/sealed-secrets.ts'
-import { newWebhookSecret } from '../core/webhooks.ts'
+import { newSigningKeyPair, newWebhookSecret } from '../core/webhooks.ts'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -99,7 +99,7 @@ async function secretsPlugin(app: FastifyInstance, options: SecretsPluginOptions
     app.log.warn({ keyFile: options.secrets.keyFile, keyId: box.keyId }, 'SECRETS_KEY is not set: secrets are sealed with the key file; several instances on one database need SECRETS_KEY, the same on each (docs/deploy.md)')
   }
   const atRest = createSealedSecretsRepository(app.db, box)
-  const forgotten = options.forgetUnreadable ? await atRest.forgetUnreadable(newWebhookSecret) : null
+  const forgotten = options.forgetUnreadable ? await atRest.forgetUnreadable(newWebhookSecret, newSigningKeyPair) : null
   const sealed = await atRest.sealPlaintext()
   if (sealed > 0) app.log.info({ sealed, keyId: box.keyId }, 'sealed secrets kept in plaintext by an earlier version')
   const unknown = await atRest.unknownKeyIds()

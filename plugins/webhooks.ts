@@ -10,6 +10,7 @@ import { WEBHOOKS_CHANNEL, type ClaimedDelivery, type DeliveryOutcome } from '..
 import {
   BlockedAddressError, FAILING_AFTER, nextAttemptAt, resolvePublic, signatureHeader, type WebhookPolicy,
 } from '../core/webhooks.ts'
+import { slackMessage, type Envelope } from '../core/slack.ts'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -141,7 +142,8 @@ async function webhooksPlugin(app: FastifyInstance, options: WebhooksPluginOptio
   async function deliver(d: ClaimedDelivery): Promise<void> {
     const now = app.now()
     const timestamp = Math.floor(now.getTime() / 1000)
-    const body = JSON.stringify(d.payload)
+    // A Slack subscription gets Slack's message shape; the Standard Webhooks headers go too (Slack ignores them).
+    const body = JSON.stringify(d.format === 'slack' ? slackMessage(d.payload as Envelope) : d.payload)
     const headers = {
       'webhook-id': d.id,
       'webhook-timestamp': String(timestamp),

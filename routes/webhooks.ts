@@ -10,6 +10,7 @@ import rotateWebhookSecret from '../tools/rotate-webhook-secret.ts'
 import testWebhook from '../tools/test-webhook.ts'
 import listWebhookDeliveries from '../tools/list-webhook-deliveries.ts'
 import redeliverWebhook from '../tools/redeliver-webhook.ts'
+import replayWebhook from '../tools/replay-webhook.ts'
 
 const routes: OperationRoute[] = [
   { method: 'POST', url: '/webhooks', op: createWebhook, status: 201 },
@@ -21,6 +22,7 @@ const routes: OperationRoute[] = [
   { method: 'POST', url: '/webhooks/:id/test', op: testWebhook, status: 201 },
   { method: 'GET', url: '/webhooks/:id/deliveries', op: listWebhookDeliveries },
   { method: 'POST', url: '/webhooks/:id/deliveries/:delivery/redeliver', op: redeliverWebhook },
+  { method: 'POST', url: '/webhooks/:id/replay', op: replayWebhook },
 ]
 
 const webhookRoutes: FastifyPluginAsync = async (app) => {

@@ -806,10 +806,11 @@ t.test('fuzzing every route', async (t) => {
       'POST /console/connections/:id/revoke': { valid: {}, bad: { ':id': badPath } },
       'POST /console/projects/:project/webhooks': {
         valid: { url: 'https://example.com/hook', events: 'memory.added', description: 'd' },
-        bad: { url: ['', 'http://example.com/x', 'https://10.0.0.1/x', 'x'.repeat(2001), 'a\u0000b'], events: ['', 'nope', 'a\u0000b'], description: ['x'.repeat(501)], ':project': badPath },
+        bad: { url: ['', 'http://example.com/x', 'https://10.0.0.1/x', 'x'.repeat(2001), 'a\u0000b'], events: ['', 'nope', 'a\u0000b'], description: ['x'.repeat(501)], ':project': badPath, format: ['teams', 'a\u0000b'], signatures: ['v2', 'a\u0000b'], rate_limit: ['0', '1001', '1.5', 'x', '1e999'] },
       },
       'POST /console/projects/:project/webhooks/:id/rotate': { valid: {}, bad: { ':id': [...badPath, otherHook], ':project': badPath } },
       'POST /console/projects/:project/webhooks/:id/test': { valid: {}, bad: { ':id': [...badPath, otherHook] } },
+      'POST /console/projects/:project/webhooks/:id/enable': { valid: {}, bad: { ':id': [...badPath, otherHook], ':project': badPath } },
       'POST /console/projects/:project/webhooks/:id/delete': { valid: {}, bad: { ':id': [...badPath, otherHook] } },
       'POST /console/projects/:project/webhooks/:id/deliveries/:delivery/redeliver': { valid: {}, bad: { ':id': [...badPath, otherHook], ':delivery': ['msg_doesnotexist000', 'x', 'a\u0000b'] } },
       'POST /console/projects/:project/views': {
@@ -824,8 +825,12 @@ t.test('fuzzing every route', async (t) => {
       'POST /console/projects/:project/alerts': {
         valid: { name: 'Fuzzed', metric: 'daily_users', condition: 'below', threshold: '3' },
         bad: {
-          name: ['', ' ', 'x'.repeat(201), 'a\u0000b'], metric: ['', 'nope', 'a\u0000b'], condition: ['', 'sideways', 'a\u0000b'],
-          threshold: ['', 'x', '1e999', '-1e999'], event: ['x'.repeat(201), 'a\u0000b'], ':project': badPath,
+          name: ['', ' ', 'x'.repeat(201), 'a\u0000b'],
+          metric: ['', 'nope', 'a\u0000b'],
+          condition: ['', 'sideways', 'a\u0000b'],
+          threshold: ['', 'x', '1e999', '-1e999'],
+          event: ['x'.repeat(201), 'a\u0000b'],
+          ':project': badPath,
         },
       },
       'POST /console/projects/:project/alerts/:id/enabled': { valid: { enabled: 'false' }, bad: { ':id': [...badPath, 'alr_doesnotexist000'], ':project': badPath } },

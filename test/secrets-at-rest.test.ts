@@ -28,7 +28,7 @@ import { serverKeys } from '../plugins/secrets.ts'
 import { addMember, bearer, freePort, seedWorkspace, TEST_SECRETS_KEY, testConfig, testDatabase } from './helpers/app.ts'
 import { Agent } from './console/helpers.ts'
 import { consent, REDIRECT } from './oauth/helpers.ts'
-import { privateOk, receiver, subscribe } from './helpers/webhooks.ts'
+import { privateOk, receiver, subscribe, verifiesV1a } from './helpers/webhooks.ts'
 
 async function call(app: FastifyInstance, key: string, method: 'GET' | 'POST', url: string, payload?: object) {
   const res = await app.inject({ method, url, headers: bearer(key), ...(payload ? { payload } : {}) })
@@ -102,6 +102,10 @@ function formsOf(what: string, value: string): [string, string][] {
   const forms: [string, string][] = [[what, value]]
   const key = /^gd[a-z]_([0-9A-Za-z]{32})[0-9A-Za-z]{6}$/.exec(value)
   if (key) forms.push([`${what}, its random part`, key[1]!])
+  if (value.startsWith('whsk_')) {
+    const bytes = Buffer.from(value.slice(5), 'base64')
+    forms.push([`${what}, base64`, value.slice(5)], [`${what}, its seed in base64`, bytes.subarray(0, 32).toString('base64')], [`${what}, its seed in base64url`, bytes.subarray(0, 32).toString('base64url')], [`${what}, its seed in hex`, bytes.subarray(0, 32).toString('hex')])
+  }
   if (value.startsWith('whsec_')) {
     const bytes = Buffer.from(value.slice(6), 'base64')
     forms.push([`${what}, base64`, value.slice(6)], [`${what}, base64url`, bytes.toString('base64url')], [`${what}, hex`, bytes.toString('hex')])
@@ -133,6 +137,12 @@ t.test('a dump of the database holds no secret that works', async (t) => {
   const rotated = await call(app, ws.keys.service, 'POST', `/v1/webhooks/${hook.id}/rotate-secret`)
   t.equal(rotated.status, 200)
   secrets.set('a webhook\'s previous signing secret', hook.secret).set('a webhook\'s signing secret', rotated.body.secret)
+  // A webhook signing with v1a: its ed25519 signing key is never shown; opened here from the table to look for it.
+  const asymmetric = await call(app, ws.keys.service, 'POST', '/v1/webhooks', { project: ws.project.id, url: rx.url, events: ['memory.added'], signatures: ['v1a'] })
+  t.equal(asymmetric.status, 201)
+  const [stored] = rowsOf<{ signing_key: string }>(await app.db.execute(sql`select signing_key from webhooks where id = ${asymmetric.body.id}`))
+  t.match(stored!.signing_key, /^enc:v1:/, 'the signing key is stored sealed')
+  secrets.set('a webhook\'s ed25519 signing key', app.secrets.box.open(stored!.signing_key, sealContexts.webhookSigningKey(asymmetric.body.id)))
 
   // OAuth: a confidential client, a code never redeemed, and a grant whose refresh token was rotated.
   const register = await fetch(`${url}/oauth/register`, {
@@ -230,6 +240,7 @@ t.test('a dump of the database holds no secret that works', async (t) => {
       // No webhook secret in any form, and no stored value opens without the server key.
       const whsec = text.match(/whsec_[A-Za-z0-9+/=]+/g) ?? []
       t.same(whsec, [], 'no whsec_ value')
+      t.same(text.match(/whsk_[A-Za-z0-9+/=]+/g) ?? [], [], 'no whsk_ value')
     })
   }
   if ('skip' in dumped) t.test('pg_dump: no secret, in any form, and nothing that authenticates', { skip: dumped.skip }, async () => {})
@@ -237,7 +248,7 @@ t.test('a dump of the database holds no secret that works', async (t) => {
   // What the dump lacked does work: the waiting key authenticates, the webhook secrets sign.
   t.equal((await app.inject({ method: 'GET', url: '/v1/tools', headers: bearer(shownKey!) })).statusCode, 200, 'the console key works')
   await call(app, ws.keys.service, 'POST', '/v1/tools/add_memory', { project: ws.project.id, content: 'signed' })
-  t.equal(await app.webhooks.deliverDue(), 2, 'one message to each webhook')
+  t.equal(await app.webhooks.deliverDue(), 3, 'one message to each webhook')
   const bySecret = (secret: string) => rx.got.filter((r) => {
     try {
       return Boolean(new Verifier(secret).verify(r.body, r.headers as Record<string, string>))
@@ -248,6 +259,7 @@ t.test('a dump of the database holds no secret that works', async (t) => {
   t.equal(bySecret(rotated.body.secret), 1, 'the REST webhook\'s message verifies with its secret')
   t.equal(bySecret(hook.secret), 1, '…and, during the overlap, with the previous one')
   t.equal(bySecret(shownSecret!), 1, 'the console webhook\'s message verifies with the secret its page showed')
+  t.equal(rx.got.filter((r) => verifiesV1a(r, asymmetric.body.public_key)).length, 1, 'the v1a webhook\'s message verifies with its public key')
 })
 
 t.test('the seal: AES-256-GCM bound to its record, opened by the key that sealed it', async (t) => {
@@ -322,7 +334,7 @@ t.test('plaintext from an earlier version is sealed at the next start', async (t
   const [session] = rowsOf<{ data: Record<string, unknown> }>(await app.db.execute(sql`select data from sessions where sid = 'legacy'`))
   t.same(session!.data, { userId: ws.user.id }, 'the old show-once slot is dropped, the session kept')
   const constraints = rowsOf<{ conname: string; convalidated: boolean }>(await app.db.execute(sql`select conname, convalidated from pg_constraint where conname like '%sealed_check' order by 1`))
-  t.same(constraints, [{ conname: 'app_secrets_value_sealed_check', convalidated: true }, { conname: 'webhooks_secret_sealed_check', convalidated: true }], 'the constraints are validated')
+  t.same(constraints, [{ conname: 'app_secrets_value_sealed_check', convalidated: true }, { conname: 'webhooks_secret_sealed_check', convalidated: true }, { conname: 'webhooks_signing_key_sealed_check', convalidated: true }], 'the constraints are validated')
   await call(app, ws.keys.service, 'POST', '/v1/tools/add_memory', { project: ws.project.id, content: 'after the upgrade' })
   t.equal(await app.webhooks.deliverDue(), 1)
   t.ok(new Verifier(hook.secret).verify(rx.got[0]!.body, rx.got[0]!.headers as Record<string, string>), 'signed with the secret the receiver has')
@@ -349,18 +361,20 @@ t.test('the server key: refused when wrong, rotated by the CLI, given up when lo
   const hook = await subscribe(first, ws.keys.service, ws.project.id, rx.url, ['memory.added'])
   const rotated = await call(first, ws.keys.service, 'POST', `/v1/webhooks/${hook.id}/rotate-secret`)
   const secret = rotated.body.secret as string
+  const withV1a = await first.inject({ method: 'PATCH', url: `/v1/webhooks/${hook.id}`, headers: bearer(ws.keys.service), payload: { signatures: ['v1', 'v1a'] } })
+  const publicKey = withV1a.json().public_key as string
   const k1Id = first.secrets.box.keyId
   await first.close()
 
   const wrong = await buildApp({ config: withKey(k2), logger: false }).then(() => undefined, (err: unknown) => err)
   t.type(wrong, SecretsKeyError, 'another key: the start is refused')
-  t.match((wrong as Error).message, new RegExp(`sealed with key id ${k1Id} \\(previous webhook signing secrets, the console's cookie secret, webhook signing secrets\\)`), 'naming the key id it needs and what it seals')
+  t.match((wrong as Error).message, new RegExp(`sealed with key id ${k1Id} \\(previous webhook signing secrets, the console's cookie secret, webhook ed25519 signing keys, webhook signing secrets\\)`), 'naming the key id it needs and what it seals')
   t.match((wrong as Error).message, /SECRETS_KEY_PREVIOUS/)
 
   const rotation = await cli({ SECRETS_KEY: k2.toString('base64'), SECRETS_KEY_PREVIOUS: k1.toString('hex') }, 'admin', 'rotate-secrets-key', '--json')
   t.equal(rotation.code, 0, rotation.stderr)
   const report = JSON.parse(rotation.stdout)
-  t.match(report, { key_id: new SecretBox(k2).keyId, resealed: 2, expiredCleared: 0, forgotten: null }, 'the webhook and the cookie secret sealed again')
+  t.match(report, { key_id: new SecretBox(k2).keyId, resealed: 3, expiredCleared: 0, forgotten: null }, 'the webhook\'s secrets, its signing key and the cookie secret sealed again')
 
   const second = await buildApp({ config: withKey(k2), logger: false })
   const dump = await selectDump(second)
@@ -369,6 +383,7 @@ t.test('the server key: refused when wrong, rotated by the CLI, given up when lo
   t.equal(await second.webhooks.deliverDue(), 1)
   t.ok(new Verifier(secret).verify(rx.got[0]!.body, rx.got[0]!.headers as Record<string, string>), 'the webhook\'s secret is unchanged: receivers change nothing')
   t.ok(new Verifier(hook.secret).verify(rx.got[0]!.body, rx.got[0]!.headers as Record<string, string>), 'and its previous one still signs in the overlap')
+  t.ok(verifiesV1a(rx.got[0]!, publicKey), 'its ed25519 key is unchanged too: v1a verifies with the same public key')
 
   // A secret this instance cannot open, written behind its back: that message fails alone, unsent.
   await second.db.execute(sql`update webhooks set secret = ${new SecretBox(randomBytes(32)).seal('whsec_eA==', sealContexts.webhook(hook.id))} where id = ${hook.id}`)
@@ -386,7 +401,7 @@ t.test('the server key: refused when wrong, rotated by the CLI, given up when lo
   t.match(plain.stderr, /^growthdesk: The database holds secrets sealed with key id .*--forget-unreadable/)
   const forgot = await cli({ SECRETS_KEY: k3.toString('base64') }, 'admin', 'rotate-secrets-key', '--forget-unreadable')
   t.equal(forgot.code, 0, forgot.stderr)
-  t.match(forgot.stdout, `Forgotten: 1 webhook secret(s) — rotate them: ${hook.id}; 1 previous webhook secret(s); cookie_secret made again.`, 'the webhooks to rotate are named')
+  t.match(forgot.stdout, `Forgotten: 1 webhook secret(s) — rotate them: ${hook.id}; 1 previous webhook secret(s); cookie_secret made again. New ed25519 key pairs (give receivers the new public key): ${hook.id}.`, 'the webhooks to rotate are named')
   const third = await buildApp({ config: withKey(k3), logger: false })
   t.teardown(() => third.close())
   const fresh = await call(third, ws.keys.service, 'POST', `/v1/webhooks/${hook.id}/rotate-secret`)
@@ -395,6 +410,8 @@ t.test('the server key: refused when wrong, rotated by the CLI, given up when lo
   t.equal(await third.webhooks.deliverDue(), 1)
   const last = rx.got.at(-1)!
   t.ok(new Verifier(fresh.body.secret).verify(last.body, last.headers as Record<string, string>), 'messages are signed with the new secret')
+  t.not(fresh.body.public_key, publicKey, 'a new key pair')
+  t.ok(verifiesV1a(last, fresh.body.public_key), 'v1a verifies with the new public key')
 })
 
 t.test('two instances with different keys on one PostgreSQL: the second refuses to start', {

@@ -185,7 +185,7 @@ t.test('an endpoint failing: marked after repeated failures, the message failed 
     if (attempt < MAX_ATTEMPTS) now.set(d!.next_attempt_at!)
     else {
       t.match(d, { status: 'failed', attempts: MAX_ATTEMPTS, next_attempt_at: null })
-      t.ok(now().getTime() - started >= 24 * 3600_000, 'retried for at least 24 hours')
+      t.ok(now().getTime() - started >= 72 * 3600_000, 'retried for at least 3 days (Standard Webhooks: a schedule spanning days)')
     }
   }
   t.equal(JSON.parse(rx.got[0]!.body).type, 'webhook.test')
@@ -253,14 +253,35 @@ t.test('a private address is refused without WEBHOOKS_ALLOW_PRIVATE_NETWORKS, at
   t.match((await deliveries(app, key, row.id)).items, [{ status: 'pending', attempts: 1, last_status_code: null, last_error: /private, loopback or link-local/ }])
 })
 
-t.test('a production configuration (NODE_ENV=production) refuses http:// even for a loopback address', async (t) => {
+t.test('http:// goes where WEBHOOKS_ALLOW_PRIVATE_NETWORKS lets it, production included, never to a public address', async (t) => {
   for (const production of [false, true]) {
-    const app = await buildTestApp(t, { config: { production, webhooks: { enabled: false, allowPrivateNetworks: true } } })
-    const ws = await seedWorkspace(app)
-    const res = await app.inject({ method: 'POST', url: '/v1/webhooks', headers: bearer(ws.keys.service), payload: { project: ws.project.id, url: 'http://127.0.0.1:9/hook', events: ['memory.added'] } })
-    if (production) t.match(res.json().error, { code: 'invalid_arguments', details: [{ path: 'url', message: 'must use https://' }] }, 'production: refused')
-    else t.equal(res.statusCode, 201, 'development: accepted')
+    for (const allowPrivateNetworks of [false, true]) {
+      const app = await buildTestApp(t, { config: { production, webhooks: { enabled: false, allowPrivateNetworks } } })
+      const ws = await seedWorkspace(app)
+      const create = (url: string) => app.inject({ method: 'POST', url: '/v1/webhooks', headers: bearer(ws.keys.service), payload: { project: ws.project.id, url, events: ['memory.added'] } })
+      const label = `${production ? 'production' : 'development'}, private networks ${allowPrivateNetworks ? 'allowed' : 'refused'}`
+      for (const url of ['http://127.0.0.1:9/hook', 'http://10.1.2.3/hook', 'http://192.168.0.20:8080/hook']) {
+        const res = await create(url)
+        if (allowPrivateNetworks) t.equal(res.statusCode, 201, `${label}: ${url} accepted`)
+        else {
+          t.equal(res.statusCode, 400, `${label}: ${url} refused`)
+          t.match(res.json().error, { code: 'invalid_arguments', details: [{ path: 'url' }] })
+        }
+      }
+      // A public address: plain http would carry the messages unencrypted over the internet.
+      const open = await create('http://93.184.215.14/hook')
+      t.equal(open.statusCode, 400, `${label}: http:// to a public address refused`)
+      t.match(open.json().error, { code: 'invalid_arguments', details: [{ path: 'url', message: allowPrivateNetworks ? 'http:// must resolve to a private-network address' : 'must use https://' }] })
+      t.equal((await app.inject({ method: 'GET', url: `/v1/webhooks?project=${ws.project.id}`, headers: bearer(ws.keys.service) })).json().items.length, allowPrivateNetworks ? 3 : 0, 'a refusal subscribes nothing')
+    }
   }
+})
+
+t.test('a delivery over http:// to an address that became public is refused too', async (t) => {
+  const { resolvePublic } = await import('../core/webhooks.ts')
+  await t.rejects(resolvePublic(new URL('http://93.184.215.14/hook'), { allowPrivateNetworks: true, production: true }), /a public address: http:\/\/ is for private networks only/)
+  t.same(await resolvePublic(new URL('http://10.0.0.5/hook'), { allowPrivateNetworks: true, production: true }), [{ address: '10.0.0.5', family: 4 }])
+  t.same(await resolvePublic(new URL('https://93.184.215.14/hook'), { allowPrivateNetworks: true, production: true }), [{ address: '93.184.215.14', family: 4 }], 'https:// to a public address is fine')
 })
 
 t.test('kill -9 between commit and delivery: delivered by the next start', async (t) => {

@@ -37,6 +37,7 @@ import rotateWebhookSecret from './rotate-webhook-secret.ts'
 import testWebhook from './test-webhook.ts'
 import listWebhookDeliveries from './list-webhook-deliveries.ts'
 import redeliverWebhook from './redeliver-webhook.ts'
+import replayWebhook from './replay-webhook.ts'
 import createPasswordReset from './create-password-reset.ts'
 import listMembers from './list-members.ts'
 import inviteMember from './invite-member.ts'
@@ -108,6 +109,7 @@ export const operations: Operation[] = [
   testWebhook,
   listWebhookDeliveries,
   redeliverWebhook,
+  replayWebhook,
   createPasswordReset,
   listMembers,
   inviteMember,

@@ -1,7 +1,8 @@
 // The secrets the database keeps sealed (db/secret-box.ts), as a whole: sealing what is still
 // plaintext (and dropping the plaintext show-once slots of console sessions of older versions), finding values no key of this instance opens, re-sealing under the current key
 // after a rotation, and giving up values whose key is lost. The columns: webhooks.secret and
-// webhooks.previous_secret (context `webhook:<id>`), app_secrets.value (`app_secret:<name>`).
+// webhooks.previous_secret (context `webhook:<id>`), webhooks.signing_key (the ed25519 key of v1a,
+// `webhook_signing_key:<id>`; never plaintext: it was sealed from the start), app_secrets.value (`app_secret:<name>`).
 //
 // Every write is a compare-and-set on the value read (`where … = <what was read>`): instances
 // starting at once never overwrite each other's work, and a value changed meanwhile (a
@@ -38,6 +39,8 @@ export interface ForgetReport {
   previousSecrets: string[]
   /** app_secrets rows dropped; each is made again (cookie_secret: everyone signs in again). */
   appSecrets: string[]
+  /** Webhooks whose ed25519 signing key could not be opened: each has a new key pair (its receivers need the new public key). */
+  signingKeys: string[]
 }
 
 export function createSealedSecretsRepository(db: Queryable, box: SecretBox) {
@@ -56,6 +59,17 @@ export function createSealedSecretsRepository(db: Queryable, box: SecretBox) {
       returning 1`)
     return rowsOf(result).length > 0
   }
+
+  /** Writes a webhook's signing key (and public key) if it is still what was read. */
+  async function setSigningKey(id: string, was: string, value: string, publicKey?: string): Promise<boolean> {
+    const result = await db.execute(sql`
+      update webhooks set signing_key = ${value}, public_key = coalesce(${publicKey ?? null}::text, public_key)
+      where id = ${id} and signing_key = ${was}
+      returning 1`)
+    return rowsOf(result).length > 0
+  }
+  const signingKeyRows = async (where: ReturnType<typeof sql>) =>
+    rowsOf<{ id: string; signing_key: string }>(await db.execute(sql`select id, signing_key from webhooks where signing_key is not null and ${where} order by id`))
 
   async function setAppSecret(name: string, was: string, value: string): Promise<boolean> {
     return rowsOf(await db.execute(sql`update app_secrets set value = ${value} where name = ${name} and value = ${was} returning 1`)).length > 0
@@ -98,6 +112,7 @@ export function createSealedSecretsRepository(db: Queryable, box: SecretBox) {
         select split_part(secret, ':', 3) as id, 'webhook signing secrets' as what from webhooks where secret like 'enc:%'
         union select split_part(previous_secret, ':', 3), 'previous webhook signing secrets' from webhooks
           where previous_secret like 'enc:%' and previous_secret_until > now()
+        union select split_part(signing_key, ':', 3), 'webhook ed25519 signing keys' from webhooks where signing_key like 'enc:%'
         union select split_part(value, ':', 3), 'the console''s ' || replace(name, '_', ' ') from app_secrets where value like 'enc:%'
         order by 1, 2`)
       const known = new Set(box.keyIds)
@@ -125,6 +140,9 @@ export function createSealedSecretsRepository(db: Queryable, box: SecretBox) {
         const context = sealContexts.webhook(row.id)
         if (await setWebhook(row, resealed(row.secret, context), row.previous_secret === null ? null : resealed(row.previous_secret, context))) n++
       }
+      for (const row of await signingKeyRows(sql`signing_key not like ${current}`)) {
+        if (await setSigningKey(row.id, row.signing_key, resealed(row.signing_key, sealContexts.webhookSigningKey(row.id)))) n++
+      }
       for (const row of await appSecretRows(sql`value not like ${current}`)) {
         if (await setAppSecret(row.name, row.value, resealed(row.value, sealContexts.appSecret(row.name)))) n++
       }
@@ -137,8 +155,8 @@ export function createSealedSecretsRepository(db: Queryable, box: SecretBox) {
      * gives the receiver the new one; its messages wait and are retried meanwhile); a previous
      * secret is dropped; an app secret is deleted (made again at start).
      */
-    async forgetUnreadable(newSecret: () => string): Promise<ForgetReport> {
-      const report: ForgetReport = { webhooks: [], previousSecrets: [], appSecrets: [] }
+    async forgetUnreadable(newSecret: () => string, newKeyPair?: () => { signingKey: string; publicKey: string }): Promise<ForgetReport> {
+      const report: ForgetReport = { webhooks: [], previousSecrets: [], appSecrets: [], signingKeys: [] }
       const lost = (v: string | null) => v !== null && isSealed(v) && !box.canOpen(v)
       for (const row of await webhookRows(sql`secret like 'enc:%' or previous_secret like 'enc:%'`)) {
         if (!lost(row.secret) && !lost(row.previous_secret)) continue
@@ -148,6 +166,12 @@ export function createSealedSecretsRepository(db: Queryable, box: SecretBox) {
           if (lost(row.secret)) report.webhooks.push(row.id)
           if (lost(row.previous_secret)) report.previousSecrets.push(row.id)
         }
+      }
+      // A lost ed25519 key: a new pair (its public key is readable in the webhook; receivers trust it anew).
+      for (const row of newKeyPair ? await signingKeyRows(sql`true`) : []) {
+        if (!lost(row.signing_key)) continue
+        const pair = newKeyPair!()
+        if (await setSigningKey(row.id, row.signing_key, box.seal(pair.signingKey, sealContexts.webhookSigningKey(row.id)), pair.publicKey)) report.signingKeys.push(row.id)
       }
       for (const row of await appSecretRows(sql`value like 'enc:%'`)) {
         if (!lost(row.value)) continue

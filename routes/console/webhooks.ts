@@ -11,6 +11,7 @@ import testWebhook from '../../tools/test-webhook.ts'
 import deleteWebhook from '../../tools/delete-webhook.ts'
 import listWebhookDeliveries from '../../tools/list-webhook-deliveries.ts'
 import redeliverWebhook from '../../tools/redeliver-webhook.ts'
+import updateWebhook from '../../tools/update-webhook.ts'
 import { webhookEventTypes } from '../../schemas/webhooks.ts'
 import { appError } from '../../core/errors.ts'
 import { openFromSession, sealForSession, takeShownOnce } from './session.ts'
@@ -44,6 +45,11 @@ const webhookActions = {
     await run(request, testWebhook, { id })
     return 'A test message is on its way; its delivery shows below.'
   },
+  // After a 410 (disabled_reason) or a pause by hand: deliveries resume, the reason is cleared.
+  enable: async (request: FastifyRequest, id: string) => {
+    await run(request, updateWebhook, { id, enabled: true })
+    return 'The webhook is enabled again: its messages go out from now on.'
+  },
   delete: async (request: FastifyRequest, id: string) => {
     await run(request, deleteWebhook, { id })
     return 'The webhook is deleted.'
@@ -73,10 +79,21 @@ export function webhookPages(app: FastifyInstance) {
 
   app.post<{ Params: { project: string } }>('/console/projects/:project/webhooks', form, async (request, reply) => {
     const body = (request.body ?? {}) as Record<string, string | string[] | undefined>
-    const events = (Array.isArray(body.events) ? body.events : body.events ? [body.events] : [])
+    const list = (v: string | string[] | undefined) => (Array.isArray(v) ? v : v ? [v] : [])
+    const events = list(body.events)
+    const signatures = list(body.signatures)
+    const rateLimit = String(body.rate_limit ?? '').trim()
     const project = request.params.project
     return webhookAction(request, reply, project, webhooksUrl(project), async () => {
-      const made = await run(request, createWebhook, { url: String(body.url ?? '').trim(), events, description: String(body.description ?? '') }, project)
+      const made = await run(request, createWebhook, {
+        url: String(body.url ?? '').trim(),
+        events,
+        description: String(body.description ?? ''),
+        ...(body.format ? { format: String(body.format) } : {}),
+        // No box ticked: the default (v1); the tool's own refusal for anything else.
+        ...(signatures.length > 0 ? { signatures } : {}),
+        ...(rateLimit ? { rate_limit: /^\d+$/.test(rateLimit) ? Number(rateLimit) : rateLimit } : {}),
+      } as never, project) // the form's text as sent: the operation's validation refuses what does not fit, naming the field
       return { id: made.id, secret: made.secret }
     })
   })

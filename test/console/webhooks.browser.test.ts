@@ -58,8 +58,14 @@ t.test('the Webhooks page in a browser', { skip }, async (t) => {
   // A second endpoint that keeps failing: the warning.
   const broken = await app.repos.webhooks.create({ workspaceId: ws.workspace.id, projectId: ws.project.id, url: 'https://hooks.example.com/broken', events: ['memory.added'], description: '', secret: 'whsec_c2VjcmV0', createdBy: ws.user.id, now: new Date() })
   await app.db.update(webhooks).set({ failing: true, consecutiveFailures: 7 }).where(eq(webhooks.id, broken.id))
+  // A third, signing with v1 and v1a, that answered 410: disabled, with its reason and an Enable button.
+  const gone = await app.inject({ method: 'POST', url: '/v1/webhooks', headers: { authorization: `Bearer ${ws.keys.service}` }, payload: { project: ws.project.id, url: 'http://10.20.30.40/gone', events: ['alert.triggered'], signatures: ['v1', 'v1a'], format: 'slack', rate_limit: 10 } })
+  const goneId = gone.json().id as string
+  await app.db.update(webhooks).set({ enabled: false, disabledReason: 'The receiver answered 410 Gone on 2026-11-25T09:00:00.000Z: it asked for no more messages.' }).where(eq(webhooks.id, goneId))
   await page.goto(`${url}/console/projects/${ws.project.slug}/webhooks?webhook=${row!.id}`)
   t.match(await page.locator('.webhook-failing').innerText(), /keep failing \(7 attempts in a row\)/)
+  t.match(await page.locator('.webhook-disabled').innerText(), /disabled: The receiver answered 410 Gone/)
+  t.equal(await page.locator(`tr[data-webhook-id="${goneId}"] .public-key`).innerText(), gone.json().public_key)
 
   for (const [width, height] of [[1280, 800], [390, 844]] as const) {
     await page.setViewportSize({ width, height })
@@ -67,6 +73,10 @@ t.test('the Webhooks page in a browser', { skip }, async (t) => {
     t.ok(overflow <= 0, `${width} px: no sideways scrolling (${overflow})`)
     if (shots) await page.screenshot({ path: path.join(shots, `webhooks-${width}.png`), fullPage: true })
   }
+  await page.setViewportSize({ width: 1280, height: 800 })
+  await clickAndWait(page, page.locator(`tr[data-webhook-id="${goneId}"] button:text-is("Enable")`))
+  t.match(await page.locator('.flash').first().innerText(), /enabled again/)
+  t.match(await app.repos.webhooks.find(goneId), { enabled: true, disabledReason: null })
 
   // Delete asks first and says what is dropped with the webhook.
   await page.setViewportSize({ width: 1280, height: 800 })

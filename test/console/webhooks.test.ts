@@ -76,6 +76,36 @@ t.test('console webhooks', async (t) => {
   t.match(warned.body, /class="flash error webhook-failing"/)
   t.match(warned.body, /keep failing \(6 attempts in a row\)/)
 
+  // A webhook the worker disabled (a 410): the page says why and offers to enable it again.
+  await app.db.update(webhooks).set({ enabled: false, disabledReason: 'The receiver answered 410 Gone on 2026-11-25T09:00:00.000Z: it asked for no more messages.' }).where(eq(webhooks.id, row!.id))
+  const disabled = await owner.get(page)
+  t.match(disabled.body, /class="flash error webhook-disabled"/)
+  t.match(disabled.body, /are disabled: The receiver answered 410 Gone on 2026-11-25T09:00:00.000Z/)
+  t.match(disabled.body, /by the receiver \(410 Gone\)/)
+  t.match(disabled.body, `action="${page}/${row!.id}/enable"`, 'an Enable button')
+  const enabledAgain = await owner.submit(page, `${page}/${row!.id}/enable`, {})
+  t.equal(enabledAgain.statusCode, 303)
+  t.match(await app.repos.webhooks.find(row!.id), { enabled: true, disabledReason: null, failing: false }, 'enabled, the reason and the failing state cleared')
+  const afterEnable = await owner.get(`${page}?webhook=${row!.id}`)
+  t.match(afterEnable.body, /enabled again/)
+  t.notMatch(afterEnable.body, /webhook-disabled/)
+  t.notMatch(afterEnable.body, `action="${page}/${row!.id}/enable"`, 'no Enable button for an enabled webhook')
+
+  // Format, signatures and a rate limit from the form; the public key shown, never the signing key.
+  const slack = await owner.submit(page, page, { url: 'http://127.0.0.1:9/slack', events: 'alert.triggered', format: 'slack', signatures: 'v1a', rate_limit: '5' })
+  t.equal(slack.statusCode, 303)
+  const made = (await app.repos.webhooks.list(ws.project.id)).find((w) => w.url === 'http://127.0.0.1:9/slack')
+  t.match(made, { format: 'slack', signatureSchemes: ['v1a'], rateLimit: 5, publicKey: /^whpk_/ })
+  const shownSlack = await owner.get(page)
+  t.match(shownSlack.body, /Slack message/)
+  t.match(shownSlack.body, /signed v1a · at most 5\/s/)
+  t.match(shownSlack.body, made!.publicKey!, 'the public key is shown')
+  t.notMatch(shownSlack.body, /whsk_/)
+  const badRate = await owner.submit(page, page, { url: 'http://127.0.0.1:9/bad', events: 'alert.triggered', rate_limit: '0' })
+  t.equal(badRate.statusCode, 303)
+  t.match((await owner.get(page)).body, /rate_limit/, 'a refused rate limit is shown')
+  t.notOk((await app.repos.webhooks.list(ws.project.id)).some((w) => w.url === 'http://127.0.0.1:9/bad'), 'and nothing is created')
+
   // Through another project's path, nothing happens.
   const second = await addProject(app, { workspaceId: ws.workspace.id, ownerId: ws.user.id, name: 'Second', slug: 'second' })
   const elsewhere = await owner.submit(page, `/console/projects/${second.slug}/webhooks/${row!.id}/delete`, {})

@@ -58,6 +58,23 @@ t.test('the OpenAPI document', async (t) => {
     t.ok(answer('POST /mcp', '200')?.content?.['application/json']?.schema.properties?.jsonrpc)
   })
 
+  t.test('the webhooks section: every event type, its envelope and its data\'s schema', async (t) => {
+    const { webhookEventTypes } = await import('../../schemas/webhooks.ts')
+    const hooks = (res.json() as { webhooks: Record<string, { post: { operationId: string; requestBody: { content: { 'application/json': { schema: { properties: Record<string, { const?: string; properties?: Record<string, unknown> }>; required: string[] } } } }; parameters: { name: string }[] } }> }).webhooks
+    t.same(Object.keys(hooks).sort(), [...webhookEventTypes, 'webhook.test'].sort(), 'one entry per event type, and webhook.test')
+    for (const [type, hook] of Object.entries(hooks)) {
+      const schema = hook.post.requestBody.content['application/json'].schema
+      t.same(schema.required, ['type', 'timestamp', 'data'], `${type}: the envelope`)
+      t.equal(schema.properties.type!.const, type, `${type}: its type`)
+      t.ok(Object.keys(schema.properties.data!.properties ?? {}).length > 1, `${type}: data has a schema of its own`)
+      t.same(hook.post.parameters.map((p) => p.name), ['webhook-id', 'webhook-timestamp', 'webhook-signature'])
+    }
+    t.ok('event_id' in hooks['opportunity.reviewed']!.post.requestBody.content['application/json'].schema.properties.data!.properties! && 'review' in hooks['opportunity.reviewed']!.post.requestBody.content['application/json'].schema.properties.data!.properties!)
+    t.ok('metrics' in hooks['digest.ready']!.post.requestBody.content['application/json'].schema.properties.data!.properties!)
+    const ids = Object.values(hooks).map((h) => h.post.operationId)
+    t.equal(new Set([...ids, ...operations.map((op) => op.operationId)]).size, ids.length + operations.length, 'operationIds unique beside the paths\' ones')
+  })
+
   t.test('every operation has a unique operationId', async (t) => {
     const ids = operations.map((op) => op.operationId)
     t.ok(ids.length > 30)

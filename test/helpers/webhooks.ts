@@ -1,5 +1,6 @@
 // A webhook receiver on a loopback port, and a subscription to it, for the webhook suites.
 import http from 'node:http'
+import { createPublicKey, verify } from 'node:crypto'
 import type { AddressInfo } from 'node:net'
 import type { FastifyInstance } from 'fastify'
 import type { Test } from 'tap'
@@ -45,4 +46,15 @@ export async function subscribe(app: FastifyInstance, key: string, project: stri
   const res = await app.inject({ method: 'POST', url: '/v1/webhooks', headers: bearer(key), payload: { project, url, events, description: 'test' } })
   if (res.statusCode !== 201) throw new Error(`subscribe: ${res.statusCode} ${res.body}`)
   return res.json() as { id: string; secret: string }
+}
+
+/** Does `msg` carry a v1a signature that `publicKey` (whpk_…) verifies? */
+export function verifiesV1a(msg: Received, publicKey: string): boolean {
+  const raw = Buffer.from(publicKey.replace(/^whpk_/, ''), 'base64')
+  const key = createPublicKey({ format: 'jwk', key: { kty: 'OKP', crv: 'Ed25519', x: raw.toString('base64url') } })
+  const signed = Buffer.from(`${msg.headers['webhook-id']}.${msg.headers['webhook-timestamp']}.${msg.body}`)
+  return String(msg.headers['webhook-signature']).split(' ').some((s) => {
+    const [version, signature] = s.split(',')
+    return version === 'v1a' && verify(null, signed, key, Buffer.from(signature!, 'base64'))
+  })
 }
