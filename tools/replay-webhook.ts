@@ -30,7 +30,7 @@ export default defineOperation({
   examples: {
     valid: [
       { title: 'What failed during an outage', args: { id: 'whk_9Vb4Mn2Qs7Kp1Xz6Rt3e', since: '2026-11-20T08:00:00Z', until: '2026-11-20T14:00:00Z', only_failed: true } },
-      { title: 'Every message since a given time, until now', args: { id: 'whk_9Vb4Mn2Qs7Kp1Xz6Rt3e', since: '2026-11-19T00:00:00Z' } },
+      { title: 'Every message since a given time, until now', args: { id: 'whk_9Vb4Mn2Qs7Kp1Xz6Rt3e', since: '2025-01-01T00:00:00Z' } },
     ],
     invalid: [
       { title: 'No window', args: { id: 'whk_9Vb4Mn2Qs7Kp1Xz6Rt3e' }, field: 'since' },
@@ -42,7 +42,7 @@ export default defineOperation({
     const since = new Date(args.since)
     const until = args.until === undefined ? now : new Date(args.until)
     if (until < since) {
-      throw appError('InvalidArguments', `until (${args.until}) is before since (${args.since}).`, [{ path: 'until', message: 'must not be before since' }])
+      throw appError('InvalidArguments', `until (${args.until ?? `now, ${now.toISOString()}`}) is before since (${args.since}).`, [{ path: 'until', message: 'must not be before since' }])
     }
     await ownedWebhook(ctx, args.id)
     const { queued, nextSince } = await ctx.repos.webhooks.replay(args.id, { since, until, onlyFailed: args.only_failed ?? false, cap: REPLAY_LIMIT }, now)

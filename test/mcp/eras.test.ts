@@ -99,7 +99,7 @@ const mask = (text: string) => {
     // (The workspace id in lower case too: the members an example names have it in their email.)
     for (const [value, name] of [[w.workspace.id, 'wsp'], [w.workspace.id.toLowerCase(), 'wsp'], [w.user.id, 'usr'], [w.user.email, 'owner'], [w.project.id, 'prj']] as const) text = text.replaceAll(value, `<${name}>`)
   }
-  return text.replace(/\b(prj|opp|mem|whk|msg|key|inv|usr|cmt|view|alr|ale)_[0-9A-Za-z]{20}\b/g, '$1_…').replace(/whsec_[A-Za-z0-9+/]+=*/g, 'whsec_…').replace(/\bgdv_[0-9A-Za-z]{38}\b/g, 'gdv_…')
+  return text.replace(/\b(prj|opp|mem|whk|msg|key|inv|usr|cmt|view|alr|ale)_[0-9A-Za-z]{20}\b/g, '$1_…').replace(/whsec_[A-Za-z0-9+/]+=*/g, 'whsec_…').replace(/whpk_[A-Za-z0-9+/]+=*/g, 'whpk_…').replace(/\bgdv_[0-9A-Za-z]{38}\b/g, 'gdv_…')
 }
 
 t.test('every tool, every valid example: both eras carry the REST result, as structuredContent and as the same text', async (t) => {
