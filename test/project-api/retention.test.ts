@@ -313,7 +313,7 @@ t.test('REST, /v1/tools and MCP in both eras answer the same; bad input is a cle
       ['from=2026-11-10&to=2026-11-01', { from: '2026-11-10', to: '2026-11-01' }, 'to', /before from/],
       ['from=2026-11-01&to=2026-11-21', { from: '2026-11-01', to: '2026-11-21' }, 'to', /after today/],
       ['from=2025-01-01&to=2026-11-01', { from: '2025-01-01', to: '2026-11-01' }, 'from', /at most 400/],
-      ['from=2026-02-30&to=2026-03-02', { from: '2026-02-30', to: '2026-03-02' }, 'from', /calendar date/],
+      ['from=2026-02-30&to=2026-03-02', { from: '2026-02-30', to: '2026-03-02' }, 'from', /from: must match format "date"/],
       ['window=7d&from=2026-11-01&to=2026-11-02', { window: '7d', from: '2026-11-01', to: '2026-11-02' }, 'window'],
       ['window=90d', { window: '90d' }, 'window'],
       ['cohort=2026-11-01', { cohort: '2026-11-01' }, 'cohort'],

@@ -305,7 +305,7 @@ t.test('projects', async (t) => {
       '2026-11-19': { registered_users: 1, signup_events: 1, daily_use_users: 1, active_users: 1, daily_use_events: 1 },
       '2026-11-20': { registered_users: 1, signup_events: 1, daily_use_users: 2, active_users: 2, daily_use_events: 2 },
     })
-    t.same(await dailyOps(), { project, timezone: 'UTC', window: '7d', days: utc })
+    t.same(await dailyOps(), { project, timezone: 'UTC', window: '7d', from: '2026-11-14', to: '2026-11-20', days: utc, previous: null })
 
     const res = await patch(project, { timezone: 'America/Los_Angeles' })
     expectStatus(t, res, 200)
@@ -315,7 +315,7 @@ t.test('projects', async (t) => {
       '2026-11-19': { registered_users: 1, signup_events: 1, daily_use_users: 1, active_users: 1, daily_use_events: 2 },
       '2026-11-20': { daily_use_users: 1, active_users: 1, daily_use_events: 1 },
     })
-    t.same(await dailyOps(), { project, timezone: 'America/Los_Angeles', window: '7d', days: la })
+    t.same(await dailyOps(), { project, timezone: 'America/Los_Angeles', window: '7d', from: '2026-11-14', to: '2026-11-20', days: la, previous: null })
 
     // The per-event summary moved with it.
     const summary = await app.inject({ method: 'GET', url: `/api/v1/mcp/projects/${project}/daily-event-summary`, headers: bearer(ws.keys.mcp) })
