@@ -121,6 +121,9 @@ CREATE OR REPLACE FUNCTION retention_apply(p text, max_rows integer) RETURNS int
 LANGUAGE plpgsql AS $$
 DECLARE applied integer;
 BEGIN
+  -- Nothing queued that has committed: nothing to fold, no lock to take (a fold under way still
+  -- shows the rows it took until it commits, so this never skips one).
+  IF NOT EXISTS (SELECT 1 FROM retention_queue WHERE project_id = p) THEN RETURN 0; END IF;
   PERFORM pg_advisory_xact_lock(hashtextextended('growthdesk.retention:' || p, 0));
   WITH taken AS (
     SELECT id FROM retention_queue WHERE project_id = p ORDER BY id LIMIT max_rows
