@@ -224,13 +224,13 @@ function textProblem(text: string): string | null {
   return null
 }
 
-/** The first string anywhere in the arguments (keys too) that text cannot hold, with the reason. */
-/** What the argument copy writes for a number JSON cannot hold (it has a NUL: no argument text can be it). */
-const NON_FINITE = '\u0000non-finite number'
-const nonFinite = (_key: string, value: unknown) => (typeof value === 'number' && !Number.isFinite(value) ? NON_FINITE : value)
-
+/**
+ * The first value anywhere in the arguments (keys too) that JSON text cannot hold, with the
+ * reason: a string with a NUL or a lone surrogate, or a number that is not finite (a body's
+ * 1e999, which the arguments' JSON copy would turn into null, and a nullable field would take).
+ */
 function findBadText(value: unknown, path: string): ErrorDetail | null {
-  if (value === NON_FINITE) return { path, message: 'must be a finite number' }
+  if (typeof value === 'number') return Number.isFinite(value) ? null : { path, message: 'must be a finite number' }
   if (typeof value === 'string') {
     const problem = textProblem(value)
     return problem ? { path, message: problem } : null
@@ -448,14 +448,13 @@ export class Registry {
     const entry = this.entry(op)
     // The caller's arguments are not changed (validation fills in defaults): a copy, made by a
     // JSON round trip — arguments are JSON values on every surface, and it keeps a "__proto__"
-    // key an own property — at a fraction of structuredClone's cost.
-    // JSON would turn ±Infinity and NaN (a body's 1e999) into null, which a nullable field takes:
-    // they become a marker that findBadText refuses, naming the field.
-    const args = (rawArgs == null ? {} : JSON.parse(JSON.stringify(rawArgs, nonFinite))) as Record<string, unknown>
+    // key an own property — at a fraction of structuredClone's cost. What JSON cannot hold is
+    // looked for in the caller's arguments, before the copy hides a non-finite number as null.
+    const args = (rawArgs == null ? {} : JSON.parse(JSON.stringify(rawArgs))) as Record<string, unknown>
     if (typeof args !== 'object' || Array.isArray(args)) {
       throw invalidArguments([{ path: '', message: 'must be a JSON object of arguments' }])
     }
-    const bad = findBadText(args, '')
+    const bad = findBadText(rawArgs, '')
     if (bad !== null) throw invalidArguments([bad])
     if (!entry.validate(args)) throw validationFailed(entry.validate.errors ?? [])
     call.log.debug({ operation: op.name, surface: call.surface }, 'operation called')
