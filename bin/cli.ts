@@ -16,6 +16,7 @@ import { roles } from '../schemas/atoms.ts'
 import { defineCommand, type CliIo, type Command, type Invocation, type OptionSpec, type WithAppOptions } from './command.ts'
 import { serviceCommands } from './service-commands.ts'
 import { seedDemo } from './seed-demo.ts'
+import { copyDatabaseCommand } from './copy-database.ts'
 
 export { defineCommand, type CliIo, type Command } from './command.ts'
 
@@ -451,6 +452,7 @@ export const commands: readonly Command[] = [
   adminCancelInvitation,
   adminRotateSecretsKey,
   seedDemo,
+  copyDatabaseCommand,
 ]
 
 // ---------------------------------------------------------------------------------------
