@@ -113,6 +113,9 @@ export const EventStream = Type.Object({
   distinct_id: Type.String({ description: 'Your identity in this project (membership distinct_id, default your email).' }),
   items: Type.Array(StreamEvent),
   next_cursor: Type.Union([Type.String(), Type.Null()], { description: 'Pass as `before` for older events; null at the end.' }),
+  raw_events_since: Type.Union([Type.String({ format: 'date' }), Type.Null()], {
+    description: 'How far back raw events go: the first day kept (EVENTS_RETENTION_DAYS drops whole months before it; daily metrics stay exact); null when the project has no events.',
+  }),
 })
 
 export const IncomingEvent = Type.Object(
