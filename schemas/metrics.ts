@@ -124,7 +124,7 @@ export const IncomingEvent = Type.Object(
     distinct_id: Type.String({ minLength: 1, maxLength: 200, description: 'The user the event is about.' }),
     timestamp: Type.Optional(Type.String({ format: 'date-time', description: 'ISO-8601 with offset; default: now. At most 24 h ahead.' })),
     properties: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
-    uuid: Type.Optional(Type.String({ format: 'uuid', description: 'Idempotency key: the uuid identifies the event in the project; a resend counts as a duplicate.' })),
+    uuid: Type.Optional(Type.String({ format: 'uuid', description: 'Idempotency key: the uuid identifies the event in the project on its day; a resend counts as a duplicate.' })),
   },
   { additionalProperties: false }
 )

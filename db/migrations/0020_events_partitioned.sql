@@ -45,7 +45,7 @@ BEGIN
     IF NOT EXISTS (SELECT 1 FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
                    WHERE i.inhparent = 'events'::regclass AND c.relname = part) THEN
       -- A table of that name left detached (a retention run stopped between detach and drop) goes first.
-      EXECUTE format('DROP TABLE IF EXISTS %I', part);
+      IF to_regclass(quote_ident(part)) IS NOT NULL THEN EXECUTE format('DROP TABLE %I', part); END IF;
       EXECUTE format('CREATE TABLE %I (LIKE events INCLUDING DEFAULTS)', part);
       EXECUTE format('ALTER TABLE events ATTACH PARTITION %I FOR VALUES FROM (%L) TO (%L)', part, m, (m + interval '1 month')::date);
       created := created + 1;
