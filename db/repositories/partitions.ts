@@ -111,9 +111,11 @@ export function createPartitionsRepository(db: Queryable) {
   return {
     list,
 
-    /** Partitions for every month of [from, to] (days); how many were created. */
+    /** Partitions for every month of [from, to] (days), known from then on to the ingest path; how many were created. */
     async ensure(from: string, to: string): Promise<number> {
       const result = await db.execute(sql`select events_ensure_partitions(${from}::date, ${to}::date) as created`)
+      const set = knownOf(db)
+      for (let m = `${from.slice(0, 7)}-01`; m <= to; m = nextMonth(m)) set.add(m)
       return Number(rowsOf<{ created: number }>(result)[0]!.created)
     },
 

@@ -9,7 +9,7 @@ import { sql } from '../../db/orm.ts'
 import { rowsOf } from '../../db/client.ts'
 import { addDays } from '../../core/time.ts'
 import { monthsOf } from '../../db/repositories/partitions.ts'
-import { bearer, buildTestApp, fixedClock, seedWorkspace } from '../helpers/app.ts'
+import { bearer, buildTestApp, fixedClock, seedWorkspace, testDatabase } from '../helpers/app.ts'
 
 const NOW = '2026-11-26T12:00:00.000Z'
 const TODAY = '2026-11-26'
@@ -142,4 +142,22 @@ t.test('a time-zone change before any retention moves days into a month with no 
   t.equal(day, '2026-09-30', 'the event moved to its new day, in a partition made for it')
   const ops = await app.inject({ method: 'GET', url: `/api/v1/mcp/projects/${ws.project.id}/daily-ops?from=2026-09-30&to=2026-10-01`, headers: bearer(ws.keys.mcp) })
   t.same(ops.json().days.map((d: { date: string; signup_events: number }) => [d.date, d.signup_events]), [['2026-09-30', 1], ['2026-10-01', 0]])
+})
+
+t.test('the hot path asks for partitions only for a month it has not seen', async (t) => {
+  const statements: string[] = []
+  const database = { ...await testDatabase(t), onQuery: (text: string) => statements.push(text) }
+  const app = await buildTestApp(t, { now: fixedClock(NOW), database })
+  const ws = await seedWorkspace(app)
+  const send = async (timestamp: string) => {
+    statements.length = 0
+    const res = await app.inject({ method: 'POST', url: '/v1/events', headers: bearer(ws.keys.ingest), payload: { events: [{ event: 'signup', distinct_id: 'x', timestamp, uuid: randomUUID() }] } })
+    t.equal(res.statusCode, 200, res.body)
+    return statements.filter((s) => s.includes('events_ensure_partitions')).length
+  }
+  t.equal(await send('2026-11-26T09:00:00Z'), 0, 'this month: made at start, no statement')
+  t.equal(await send('2026-11-27T09:00:00Z'), 0, 'tomorrow: none either')
+  t.equal(await send('2021-06-15T09:00:00Z'), 1, 'a month not seen: one statement')
+  t.equal(await send('2021-06-16T09:00:00Z'), 0, 'seen since: none')
+  t.ok(statements.some((s) => s.includes('insert into events')), 'the statements were counted')
 })
