@@ -212,8 +212,14 @@ export const reviewHistory = pgTable('review_history', {
   after: jsonb('after').notNull(),
 }, (t) => [index('review_history_opportunity_idx').on(t.opportunityId, t.id)])
 
+/**
+ * Raw events, partitioned by RANGE of `day`, one partition a calendar month (events_yYYYYmMM),
+ * which migration 0020 declares and events_ensure_partitions() creates (docs/design.md, "Events
+ * partitioned by day ranges"); EVENTS_RETENTION_DAYS drops whole months. drizzle sees one table.
+ */
 export const events = pgTable('events', {
-  id: bigserial('id', { mode: 'number' }).primaryKey(),
+  /** The event stream's cursor; unique by the sequence (the key must hold the partition key). */
+  id: bigserial('id', { mode: 'number' }).notNull(),
   // No foreign key on the two tables ingestion writes a row into per event (a per-row check cost
   // ~15 % of ingestion, issue 14): the ingest statement takes project_id from the project row it
   // holds a share lock on, and a project's deletion deletes these rows by the trigger of
@@ -232,8 +238,10 @@ export const events = pgTable('events', {
 }, (t) => [
   // The two indexes every new event is written into, so kept small: they lead with the project's
   // 4-byte seq rather than its text id (docs/design.md, "Ingestion without hot spots").
-  // Idempotency by uuid (DESIGN §5): random uuids land anywhere in this index.
-  uniqueIndex('events_uuid_key').on(t.projectSeq, t.uuid),
+  primaryKey({ name: 'events_id_day_pk', columns: [t.id, t.day] }),
+  // Idempotency by uuid (DESIGN §5): random uuids land anywhere in this index. A partitioned
+  // table's unique index holds the partition key: the same uuid on the same day is one event.
+  uniqueIndex('events_uuid_key').on(t.projectSeq, t.uuid, t.day),
   // Leads with the day, so a batch of new events touches the few index pages of recent days
   // instead of random pages of the whole index (200 k users). The event stream reads it day by
   // day, newest first (events repository, stream()).

@@ -113,6 +113,9 @@ export const EventStream = Type.Object({
   distinct_id: Type.String({ description: 'Your identity in this project (membership distinct_id, default your email).' }),
   items: Type.Array(StreamEvent),
   next_cursor: Type.Union([Type.String(), Type.Null()], { description: 'Pass as `before` for older events; null at the end.' }),
+  raw_events_since: Type.Union([Type.String({ format: 'date' }), Type.Null()], {
+    description: 'How far back raw events go: the first day kept (EVENTS_RETENTION_DAYS drops whole months before it; daily metrics stay exact); null when the project has no events.',
+  }),
 })
 
 export const IncomingEvent = Type.Object(
@@ -121,7 +124,7 @@ export const IncomingEvent = Type.Object(
     distinct_id: Type.String({ minLength: 1, maxLength: 200, description: 'The user the event is about.' }),
     timestamp: Type.Optional(Type.String({ format: 'date-time', description: 'ISO-8601 with offset; default: now. At most 24 h ahead.' })),
     properties: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
-    uuid: Type.Optional(Type.String({ format: 'uuid', description: 'Idempotency key: the uuid identifies the event in the project; a resend counts as a duplicate.' })),
+    uuid: Type.Optional(Type.String({ format: 'uuid', description: 'Idempotency key: the uuid identifies the event in the project on its day; a resend counts as a duplicate.' })),
   },
   { additionalProperties: false }
 )

@@ -23,6 +23,7 @@ t.test('defaults: 127.0.0.1:3000, embedded database in ./.data, public URL from 
     rateLimit: { max: 300, ingestMax: 1000, windowMs: 10_000, authFailures: 30, authFailureWindowMs: 60_000, concurrency: 8 },
     webhooks: { enabled: true, allowPrivateNetworks: false },
     retention: { intervalMs: 5000 },
+    eventPartitions: { retentionDays: null },
     digests: { enabled: true },
     plugins: [],
     secrets: { key: null, keyFile: path.resolve('./.data/secrets.key'), previous: [] },
@@ -73,6 +74,19 @@ t.test('RETENTION_FOLD_INTERVAL_MS: 5 s by default, 0 turns the background fold 
   t.same(loadConfig({}).retention, { intervalMs: 5000 })
   t.same(loadConfig({ RETENTION_FOLD_INTERVAL_MS: '0' }).retention, { intervalMs: 0 })
   t.throws(() => loadConfig({ RETENTION_FOLD_INTERVAL_MS: '-1' }), /RETENTION_FOLD_INTERVAL_MS/)
+})
+
+t.test('EVENTS_RETENTION_DAYS: unset keeps every raw event; else a whole number of days ≥ 1', async (t) => {
+  t.same(loadConfig({}).eventPartitions, { retentionDays: null })
+  t.same(loadConfig({ EVENTS_RETENTION_DAYS: '' }).eventPartitions, { retentionDays: null }, 'empty is unset')
+  t.same(loadConfig({ EVENTS_RETENTION_DAYS: '30' }).eventPartitions, { retentionDays: 30 })
+  t.same(loadConfig({ EVENTS_RETENTION_DAYS: '1' }).eventPartitions, { retentionDays: 1 })
+  for (const bad of ['0', '-1', '1.5', '30d', '1e3', 'forever']) {
+    t.throws(() => loadConfig({ EVENTS_RETENTION_DAYS: bad }), {
+      name: 'ConfigError',
+      message: `Invalid configuration: EVENTS_RETENTION_DAYS=${JSON.stringify(bad)} — expected a whole number of days from 1 to 1000000 to keep raw events (unset: keep everything).`,
+    }, bad)
+  }
 })
 
 t.test('WEBHOOKS_ENABLED and WEBHOOKS_ALLOW_PRIVATE_NETWORKS: true or false', async (t) => {

@@ -40,7 +40,9 @@ const CORE_TABLES = [
 
 async function tables(db: Db): Promise<string[]> {
   const result = await db.execute(
-    sql`select table_name from information_schema.tables where table_schema = 'public' and table_type = 'BASE TABLE' order by table_name`
+    // The raw events' month partitions (migration 0020) are part of events, not tables of their own.
+    sql`select table_name from information_schema.tables t where table_schema = 'public' and table_type = 'BASE TABLE'
+      and not exists (select 1 from pg_class c where c.relname = t.table_name and c.relispartition) order by table_name`
   )
   return rowsOf<{ table_name: string }>(result).map((r) => r.table_name)
 }

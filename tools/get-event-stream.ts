@@ -49,7 +49,10 @@ export default defineOperation({
   async handler(args, ctx) {
     const limit = args.limit ?? 20
     const before = args.before ? decodeCursor(args.before) : undefined
-    const rows = await ctx.repos.events.stream(ctx.project.id, ctx.project.distinctId, limit + 1, before)
+    const [rows, since] = await Promise.all([
+      ctx.repos.events.stream(ctx.project.id, ctx.project.distinctId, limit + 1, before),
+      ctx.repos.partitions.rawEventsSince(ctx.project.id),
+    ])
     const page = rows.slice(0, limit)
     const last = page.at(-1)
     return {
@@ -63,6 +66,7 @@ export default defineOperation({
         properties: r.properties as Record<string, unknown>,
       })),
       next_cursor: rows.length > limit && last ? encodeCursor(last.occurredAt, last.id) : null,
+      raw_events_since: since,
     }
   },
 })

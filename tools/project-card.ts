@@ -3,6 +3,7 @@
 import { appError } from '../core/errors.ts'
 import { isTimeZone } from '../core/time.ts'
 import type { ProjectCard } from '../schemas/projects.ts'
+import type { CardWrite } from '../db/repositories/projects.ts'
 
 export function checkTimeZone(timezone: string | undefined): void {
   if (timezone !== undefined && !isTimeZone(timezone)) {
@@ -10,8 +11,18 @@ export function checkTimeZone(timezone: string | undefined): void {
   }
 }
 
-/** The card a write returned; a slug the unique (workspace, slug) index refused answers 409. */
-export function writtenCard(slug: string | undefined, result: { ok: true; project: ProjectCard } | { ok: false; reason: 'slug_taken' }): ProjectCard {
-  if (!result.ok) throw appError('Conflict', `The slug '${slug}' is taken in this workspace.`, [{ path: 'slug', message: 'is taken' }])
-  return result.project
+/**
+ * The card a write returned; a slug the unique (workspace, slug) index refused answers 409, and so
+ * does a new time zone once EVENTS_RETENTION_DAYS has dropped raw events the rebuild would need.
+ */
+export function writtenCard(slug: string | undefined, result: CardWrite): ProjectCard {
+  if (result.ok) return result.project
+  if (result.reason === 'raw_events_dropped') {
+    throw appError(
+      'Conflict',
+      `The time zone cannot change: a new zone recomputes every day's numbers from the raw events, and raw events before ${result.since ?? 'today'} were dropped by EVENTS_RETENTION_DAYS. Nothing was changed.`,
+      [{ path: 'timezone', message: 'cannot change once raw events have been dropped by retention' }]
+    )
+  }
+  throw appError('Conflict', `The slug '${slug}' is taken in this workspace.`, [{ path: 'slug', message: 'is taken' }])
 }

@@ -1,5 +1,6 @@
 import { and, desc, eq, gte, lazily, lte, sql, PgDialect } from '../orm.ts'
 import { rowsOf, type Queryable } from '../client.ts'
+import { withEventMonths } from './partitions.ts'
 import { DAILY_USE } from '../../schemas/metrics.ts'
 import { COUNTER_SHARDS, dailyEventCounts, events, opportunityCounts, projectEventStats, projects, userActivityDays } from '../schema.ts'
 
@@ -100,7 +101,8 @@ const INGEST = new PgDialect().sqlToQuery(sql`
           insert into events (project_id, project_seq, uuid, event, distinct_id, occurred_at, day, properties, received_at)
           select ${PROJECT}, seq, uuid, event, distinct_id, timestamp, day, coalesce(properties, '{}'::jsonb), ${NOW}::timestamptz
           from input order by uuid
-          on conflict (project_seq, uuid) do nothing
+          -- The partition key is in the unique index: one event per uuid and day (design.md).
+          on conflict (project_seq, uuid, day) do nothing
           returning event, distinct_id, day, occurred_at
         ),
         firsts as (
@@ -161,9 +163,10 @@ export function createEventsRepository(db: Queryable) {
   const prepared = preparedReads(db)
   return {
     async ingest(projectId: string, batch: IncomingEvent[], now: Date): Promise<{ accepted: number; duplicates: number }> {
-      const result = await db._.session
+      // The months of the batch get their partitions first (no statement when they are known).
+      const result = await withEventMonths(db, batch.map((e) => e.timestamp), () => db._.session
         .prepareQuery(INGEST, undefined, undefined, false)
-        .execute({ projectId, payload: JSON.stringify(batch), now: now.toISOString() })
+        .execute({ projectId, payload: JSON.stringify(batch), now: now.toISOString() }))
       const accepted = Number(rowsOf<{ accepted: number }>(result)[0]!.accepted)
       return { accepted, duplicates: batch.length - accepted }
     },

@@ -3,6 +3,7 @@ import type { Queryable } from '../client.ts'
 import { SettingsCache } from '../settings-cache.ts'
 import { createApiKeysRepository } from './api-keys.ts'
 import { createEventsRepository } from './events.ts'
+import { createPartitionsRepository } from './partitions.ts'
 import { createOpportunitiesRepository } from './opportunities.ts'
 import { createMergesRepository } from './merges.ts'
 import { createMemoriesRepository } from './memories.ts'
@@ -38,6 +39,7 @@ export function createRepositories(db: Queryable, cache: SettingsCache = new Set
     opportunities: createOpportunitiesRepository(db),
     merges: createMergesRepository(db),
     events: createEventsRepository(db),
+    partitions: createPartitionsRepository(db),
     memories: createMemoriesRepository(db),
     signals: createSignalsRepository(db),
     oauth: createOAuthRepository(db, cache),

@@ -3,6 +3,7 @@ import { enqueueWebhooks } from './webhooks.ts'
 import { isUniqueViolation, type Queryable } from '../client.ts'
 import { dailyEventCounts, dailyEventUsers, events, memberships, projects, userActivity, users } from '../schema.ts'
 import { projectSeq } from './events.ts'
+import { createPartitionsRepository } from './partitions.ts'
 import { newId } from '../ids.ts'
 import { SettingsCache } from '../settings-cache.ts'
 import type { Role } from '../../schemas/atoms.ts'
@@ -34,7 +35,11 @@ export interface ProjectAccessRow {
 }
 
 /** A card write: the card, or why not (the unique (workspace, slug) index refused the slug). */
-export type CardWrite = { ok: true; project: ProjectCard } | { ok: false; reason: 'slug_taken' }
+export type CardWrite =
+  | { ok: true; project: ProjectCard }
+  | { ok: false; reason: 'slug_taken' }
+  /** A new time zone re-derives the rollups from raw events, and those of days before `since` were dropped by EVENTS_RETENTION_DAYS. */
+  | { ok: false; reason: 'raw_events_dropped'; since: string | null }
 
 /** The membership role, capped at viewer for a read-only key. */
 const cappedRole = (role: Role, principal: AccessPrincipal): Role => (principal.readOnly ? 'viewer' : role)
@@ -153,8 +158,13 @@ export function createProjectsRepository(db: Queryable, cache = new SettingsCach
         cache.changes(db.transaction(async (tx): Promise<CardWrite | undefined> => {
           const [before] = await tx.select({ timezone: projects.timezone }).from(projects).where(eq(projects.id, projectId)).for('update')
           if (!before) return undefined
+          const zoneChanges = card.timezone !== undefined && card.timezone !== before.timezone
+          if (zoneChanges) {
+            const dropped = await rawEventsDropped(tx, projectId)
+            if (dropped) return dropped
+          }
           const [row] = await tx.update(projects).set({ ...card, updatedAt: now }).where(eq(projects.id, projectId)).returning()
-          if (card.timezone !== undefined && card.timezone !== before.timezone) await rebuildRollups(tx, projectId, card.timezone)
+          if (zoneChanges) await rebuildRollups(tx, projectId, card.timezone!)
           const project = toProjectCard(row!)
           await enqueueWebhooks(tx, projectId, 'project.updated', now, [project])
           return { ok: true, project }
@@ -177,6 +187,20 @@ export function createProjectsRepository(db: Queryable, cache = new SettingsCach
   }
 }
 
+/**
+ * Refuses a rebuild that would lose days: the project has rollup days before the first day of the
+ * oldest event partition (retention dropped their raw events), or rollups and no partition at all.
+ */
+async function rawEventsDropped(tx: Queryable, projectId: string): Promise<CardWrite | undefined> {
+  const since = await createPartitionsRepository(tx).oldestDay()
+  const [first] = await tx
+    .select({ day: sql<string | null>`min(${dailyEventCounts.day})` })
+    .from(dailyEventCounts)
+    .where(eq(dailyEventCounts.projectId, projectId))
+  if (!first?.day || (since !== null && first.day >= since)) return undefined
+  return { ok: false, reason: 'raw_events_dropped', since }
+}
+
 /** Recomputes event days and all rollups of one project from its raw events. */
 async function rebuildRollups(tx: Queryable, projectId: string, timeZone: string) {
   await tx.delete(dailyEventUsers).where(eq(dailyEventUsers.projectId, projectId))
@@ -184,6 +208,14 @@ async function rebuildRollups(tx: Queryable, projectId: string, timeZone: string
   await tx.delete(userActivity).where(eq(userActivity.projectId, projectId))
   // The project's events are found by project_seq, which leads the event indexes.
   const seq = projectSeq(projectId)
+  // A new day can fall in the month before or after those with partitions: create them first.
+  await tx.execute(sql`
+    select events_ensure_partitions(min(day) - 1, max(day) + 1) from events where project_seq = ${seq}`)
+  // The same uuid on the same new day would be one event (the unique key holds the day): the later copy goes.
+  await tx.execute(sql`
+    delete from events e using events f
+    where e.project_seq = ${seq} and f.project_seq = ${seq} and f.uuid = e.uuid and f.id < e.id
+      and (f.occurred_at at time zone ${timeZone})::date = (e.occurred_at at time zone ${timeZone})::date`)
   await tx.update(events).set({ day: sql`(${events.occurredAt} at time zone ${timeZone})::date` }).where(eq(events.projectSeq, seq))
   await tx.execute(sql`
     insert into daily_event_users (project_id, event, day, distinct_id)

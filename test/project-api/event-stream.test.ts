@@ -107,7 +107,7 @@ t.test('event stream', async (t) => {
     t.ok(body.items.every((e: StreamEvent) => e.distinct_id === 'someone-else'))
     const fresh = await addMember(app, project, 'reviewer')
     body = (await stream('', fresh.keys.mcp)).json()
-    t.same(body, { distinct_id: fresh.user.email, items: [], next_cursor: null })
+    t.same(body, { distinct_id: fresh.user.email, items: [], next_cursor: null, raw_events_since: '2026-10-01' })
   })
 
   t.test('a new event of mine shows up first', async (t) => {

@@ -115,7 +115,7 @@ t.test('tool calls over REST', async (t) => {
       args: { project, window: '7d', event: 'signup' },
       expect: (r) => t.same(r.days.map((d: { date: string }) => d.date), ['2026-11-14', '2026-11-15', '2026-11-16', '2026-11-17', '2026-11-18', '2026-11-19', '2026-11-20']),
     },
-    get_event_stream: { args: { project, limit: 5 }, expect: (r) => t.same(r, { distinct_id: ws.user.email, items: [], next_cursor: null }) },
+    get_event_stream: { args: { project, limit: 5 }, expect: (r) => t.same(r, { distinct_id: ws.user.email, items: [], next_cursor: null, raw_events_since: null }) },
     list_projects: { args: {}, expect: (r) => t.same(r.items.map((p: { id: string; role: string }) => [p.id, p.role]).sort(), [[project, 'owner'], [secondId, 'owner']].sort()) },
     create_project: { args: { slug: 'third', name: 'Third' }, expect: (r) => t.match(r, { id: /^prj_/, slug: 'third', name: 'Third', role: 'owner', timezone: 'UTC' }) },
     get_project: { args: { project }, expect: (r) => t.match(r, { id: project, slug: ws.project.slug, role: 'owner' }) },
