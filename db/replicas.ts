@@ -113,6 +113,7 @@ export class ReadRouter {
   /** The primary's WAL position as sampled, oldest first: a replica behind the newest sample older than maxLagMs is too far behind. */
   #samples: { at: number; lsn: bigint }[] = []
   #timer: NodeJS.Timeout | undefined
+  #primaryProbing = false
   #polling: Promise<void> | undefined
   #next = 0
   #closed = false
@@ -168,11 +169,18 @@ export class ReadRouter {
 
   async #pollOnce(): Promise<void> {
     const now = performance.now()
-    try {
-      const [row] = await withTimeout(this.#primaryProbe`select pg_current_wal_lsn()::text as lsn`, PROBE_TIMEOUT_MS)
-      this.#samples.push({ at: now, lsn: parseLsn(row!.lsn as string) })
-    } catch {
-      // The primary did not answer: the samples there are still bound the lag check.
+    if (!this.#primaryProbing) {
+      this.#primaryProbing = true
+      const query = this.#primaryProbe`select pg_current_wal_lsn()::text as lsn`.then((rows) => rows)
+      query.catch(() => {}).finally(() => {
+        this.#primaryProbing = false
+      })
+      try {
+        const [row] = await withTimeout(query, PROBE_TIMEOUT_MS)
+        this.#samples.push({ at: now, lsn: parseLsn(row!.lsn as string) })
+      } catch {
+        // The primary did not answer: the samples there are still bound the lag check.
+      }
     }
     // Only the newest sample older than maxLagMs is ever compared with: the older ones go.
     const cutoff = now - this.maxLagMs
@@ -182,11 +190,16 @@ export class ReadRouter {
   }
 
   async #probe(replica: Replica, bound: bigint | null): Promise<void> {
-    // A probe still waiting (a server that hangs) is not doubled: it is already counted as down.
+    // A probe still waiting (a server that hangs) is not doubled — it would queue behind the
+    // first on the probe's one connection — until it settles: it is counted as down meanwhile.
     if (replica.probing) return
     replica.probing = true
+    const query = replica.probe`select pg_is_in_recovery() as recovering, pg_last_wal_replay_lsn()::text as lsn`.then((rows) => rows)
+    query.catch(() => {}).finally(() => {
+      replica.probing = false
+    })
     try {
-      const [row] = await withTimeout(replica.probe`select pg_is_in_recovery() as recovering, pg_last_wal_replay_lsn()::text as lsn`, PROBE_TIMEOUT_MS)
+      const [row] = await withTimeout(query, PROBE_TIMEOUT_MS)
       const lsn = row!.lsn === null ? null : parseLsn(row!.lsn as string)
       replica.replayLsn = lsn
       const reason = !row!.recovering
@@ -201,8 +214,6 @@ export class ReadRouter {
     } catch (err) {
       replica.usable = false
       replica.reason = `unreachable: ${(err as Error).message}`
-    } finally {
-      replica.probing = false
     }
   }
 

@@ -179,6 +179,26 @@ t.test('read replicas on a real primary and streaming replica', { skip: clusterU
     t.ok(c.app.replicas!.states()[0]!.usable, 'caught up again, it serves again')
   })
 
+  t.test('a replica that does not answer is skipped until it does', async (t) => {
+    // The probe's own backend on the replica, frozen: its query hangs (a server that hangs).
+    const pid = Number(await replica.psql("select pid from pg_stat_activity where application_name = 'growthdesk-replica-probe' limit 1"))
+    t.ok(pid > 0, 'the probe connection is there')
+    process.kill(pid, 'SIGSTOP')
+    t.teardown(() => {
+      try {
+        process.kill(pid, 'SIGCONT')
+      } catch {}
+    })
+    await until(a.app, 'the hanging replica is unusable', () => /no answer within/.test(a.app.replicas!.states()[0]!.reason ?? ''))
+    a.reset()
+    const res = await listing(a.app, other)
+    expectStatus(t, res, 200)
+    t.ok(ranListing(a.primary), 'the primary served the read')
+    process.kill(pid, 'SIGCONT')
+    await until(a.app, 'the replica answers again', () => a.app.replicas!.states()[0]!.usable)
+    t.pass('usable again once it answers')
+  })
+
   t.test('a replica that is stopped is skipped, and reads still succeed', async (t) => {
     await replica.stop('fast')
     await until(a.app, 'the stopped replica is unusable', () => !a.app.replicas!.states()[0]!.usable)
@@ -210,7 +230,9 @@ t.test('without replicas: no router, and not one statement more', async (t) => {
 })
 
 t.test('DATABASE_REPLICA_URLS with the embedded database stops the start', async (t) => {
-  await t.rejects(buildTestApp(t, { config: { replicas: { urls: ['postgres://127.0.0.1:1/x'], maxLagMs: 10_000 } } }), /need a PostgreSQL primary/)
+  // Embedded whatever DATABASE_URL the suite runs with (config.ts refuses the environment's; this is a configuration built in code).
+  const database = { kind: 'pglite' as const, dataDir: undefined }
+  await t.rejects(buildTestApp(t, { database, config: { replicas: { urls: ['postgres://127.0.0.1:1/x'], maxLagMs: 10_000 } } }), /need a PostgreSQL primary/)
 })
 
 t.test('the registry: where reads go, marks, and one retry on the primary', async (t) => {
