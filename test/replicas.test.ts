@@ -14,6 +14,7 @@ import { clusterUnavailable, createPrimary, createReplica, destroyCluster, type 
 import { addMember, bearer, buildTestApp, expectStatus, seedWorkspace, testConfig, testDatabase, TEST_PASSWORD_HASH_COST } from './helpers/app.ts'
 import type { Principal } from '../core/access.ts'
 import type { Repositories } from '../db/repositories/index.ts'
+import { Agent } from './console/helpers.ts'
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
@@ -105,6 +106,23 @@ t.test('read replicas on a real primary and streaming replica', { skip: clusterU
     expectStatus(t, list, 200)
     t.ok(ranListing(a.replica), 'list_opportunities ran on the replica')
     t.notOk(ranListing(a.primary), 'not on the primary')
+  })
+
+  t.test("the console's pages and the CSV export read through the router too", async (t) => {
+    a.reset()
+    const csv = await a.app.inject({ method: 'GET', url: `${base}/opportunities?format=csv`, headers: bearer(other) })
+    expectStatus(t, csv, 200)
+    t.match(csv.body, new RegExp(opp), 'the export lists the opportunity')
+    t.ok(a.replica.some((s) => /from "?opportunities"?/i.test(s)), 'read on the replica')
+    t.notOk(a.primary.some((s) => /from "?opportunities"?/i.test(s)), 'not on the primary')
+
+    const agent = new Agent(a.app)
+    await agent.signIn(ws.user.email, ws.user.password)
+    a.reset()
+    const page = await agent.get(`/console/projects/${ws.project.slug}/metrics`)
+    expectStatus(t, page, 200)
+    t.ok(a.replica.some((s) => /daily_event_counts/.test(s)), "the console's metrics page read the replica")
+    t.notOk(a.primary.some((s) => /daily_event_counts/.test(s)), 'not the primary')
   })
 
   t.test('every read-only tool runs on a replica without writing (get_retention stays on the primary)', async (t) => {
