@@ -9,6 +9,7 @@ import { appError } from './core/errors.ts'
 import { isPasswordHashCost, PASSWORD_HASH_COST } from './core/passwords.ts'
 import databasePlugin from './plugins/database.ts'
 import repositoriesPlugin from './plugins/repositories.ts'
+import replicasPlugin from './plugins/replicas.ts'
 import secretsPlugin from './plugins/secrets.ts'
 import registryPlugin from './plugins/registry.ts'
 import toolPluginsPlugin, { loadToolPlugins, type PluginSource } from './plugins/tool-plugins.ts'
@@ -56,6 +57,8 @@ export interface BuildOptions {
    * spend minutes of CPU in scrypt. A hash carries its cost: any stored one still verifies.
    */
   passwordHashCost?: number
+  /** Told of every statement the read replicas' repositories send, with the replica's name (tests count them; DatabaseConfig.onQuery is the primary's). */
+  onReplicaQuery?: (sql: string, replica: string) => void
   /** The MCP tools/call fast lane (routes/mcp-fast.ts); false: the SDK answers every POST /mcp. Default true. */
   mcpFastLane?: boolean
   /** Told which path answered each POST /mcp that reached the MCP server: the fast lane or the SDK. */
@@ -253,6 +256,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     await app.register(databasePlugin, { database: config.database })
     await app.register(secretsPlugin, { secrets: config.secrets, forgetUnreadable: options.forgetUnreadableSecrets })
     await app.register(repositoriesPlugin, { settingsCacheTtlMs: config.settingsCacheTtlMs })
+    await app.register(replicasPlugin, { database: config.database, replicas: config.replicas, onReplicaQuery: options.onReplicaQuery })
     const webhookPolicy = { allowPrivateNetworks: config.webhooks?.allowPrivateNetworks ?? false, production: config.production }
     // Before the registry: operations send mail (an invitation) through it.
     await app.register(mailPlugin, { mail: config.mail })

@@ -15,6 +15,8 @@ export const EnvSchema = Type.Object({
   PORT: Type.Integer({ default: 3000, minimum: 0, maximum: 65535 }),
   PUBLIC_URL: Type.Optional(Type.String({ pattern: '^https?://[^/\\s]+(/[^\\s]*)?$' })),
   DATABASE_URL: Type.Optional(Type.String({ pattern: '^(postgres(ql)?://|memory://$)' })),
+  DATABASE_REPLICA_URLS: Type.String({ default: '', pattern: '^(postgres(ql)?://[^\\s,]+(\\s*,\\s*postgres(ql)?://[^\\s,]+)*)?$' }),
+  DATABASE_REPLICA_MAX_LAG_MS: Type.Integer({ default: 10_000, minimum: 0, maximum: 3_600_000 }),
   DATA_DIR: Type.String({ default: './.data', minLength: 1 }),
   EMBEDDED_SYNC: Type.Union([Type.Literal('true'), Type.Literal('false')], { default: 'true' }),
   ALLOWED_ORIGINS: Type.String({ default: '', pattern: '^(https?://[^/,\\s]+)?(,\\s*https?://[^/,\\s]+)*$' }),
@@ -56,6 +58,8 @@ const hints: Record<keyof Env, string> = {
   PORT: 'an integer from 0 to 65535',
   PUBLIC_URL: 'an absolute http(s) URL such as https://growthdesk.example.com',
   DATABASE_URL: 'a postgres:// URL, or memory:// for an in-memory embedded database',
+  DATABASE_REPLICA_URLS: 'a comma-separated list of postgres:// URLs of streaming replicas of DATABASE_URL\'s server',
+  DATABASE_REPLICA_MAX_LAG_MS: 'milliseconds from 0 to 3600000 a replica may lag behind the primary and still serve reads',
   DATA_DIR: 'a folder for the embedded database',
   EMBEDDED_SYNC: 'true or false',
   ALLOWED_ORIGINS: 'a comma-separated list of origins such as https://app.example.com,http://localhost:6274',
@@ -109,6 +113,13 @@ export interface Config {
   /** Base URL clients use to reach this deployment; no trailing slash. */
   publicUrl: string
   database: Database
+  /**
+   * Read replicas (DATABASE_REPLICA_URLS, DATABASE_REPLICA_MAX_LAG_MS; db/replicas.ts): the reads
+   * that tolerate a short lag go to a replica that is up and within `maxLagMs` of the primary,
+   * and that has replayed the caller's own latest write. No URLs (the default): every read goes
+   * to the primary and nothing of this runs.
+   */
+  replicas?: ReplicasConfig
   /** Browser origins allowed besides PUBLIC_URL's own (CORS and the MCP Origin check). */
   allowedOrigins: string[]
   /** Fastify's trustProxy: behind a TLS-terminating proxy, X-Forwarded-* tell the client's protocol and address. */
@@ -176,6 +187,13 @@ export interface Config {
   conformanceFixtures?: boolean
 }
 
+export interface ReplicasConfig {
+  /** postgres:// URLs of streaming replicas of the primary (DATABASE_URL). */
+  urls: string[]
+  /** A replica further behind the primary than this is skipped (default 10 s). */
+  maxLagMs: number
+}
+
 export interface MailConfig {
   /** SMTP_URL: smtp:// (STARTTLS when the server offers it) or smtps:// (TLS from the start), with any user and password in it. */
   url: string
@@ -235,6 +253,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       : e.DATABASE_URL === 'memory://'
         ? { kind: 'pglite', dataDir: undefined }
         : { kind: 'postgres', url: e.DATABASE_URL }
+  const replicas: ReplicasConfig = { urls: e.DATABASE_REPLICA_URLS.split(',').map((u) => u.trim()).filter(Boolean), maxLagMs: e.DATABASE_REPLICA_MAX_LAG_MS }
+  if (replicas.urls.length > 0 && database.kind !== 'postgres') {
+    throw new ConfigError('DATABASE_REPLICA_URLS', 'Invalid configuration: DATABASE_REPLICA_URLS is set without a PostgreSQL DATABASE_URL — replicas stream from a PostgreSQL primary; the embedded database (PGlite) has none.')
+  }
+  for (const url of replicas.urls) {
+    if (!URL.canParse(url)) throw new ConfigError('DATABASE_REPLICA_URLS', `Invalid configuration: DATABASE_REPLICA_URLS has ${JSON.stringify(url)}, which is not a URL — expected ${hints.DATABASE_REPLICA_URLS}.`)
+  }
   const allowedOrigins = e.ALLOWED_ORIGINS.split(',').map((o) => o.trim()).filter(Boolean)
   const trustProxy =
     e.TRUST_PROXY === 'true' ? true : e.TRUST_PROXY === 'false' ? false : /^\d+$/.test(e.TRUST_PROXY) ? Number(e.TRUST_PROXY) : e.TRUST_PROXY.split(',').map((a) => a.trim())
@@ -251,6 +276,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     port: e.PORT,
     publicUrl,
     database,
+    replicas,
     allowedOrigins,
     trustProxy,
     logLevel: e.LOG_LEVEL,

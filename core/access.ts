@@ -34,3 +34,12 @@ export function sessionPrincipal(user: { id: string; email: string; workspaceId:
 export function operatorPrincipal(user: { id: string; email: string; workspaceId: string }): Principal {
   return { keyId: 'operator', kind: 'operator', userId: user.id, email: user.email, workspaceId: user.workspaceId, projectId: null, readOnly: false }
 }
+
+/**
+ * Whose writes a read must see (db/replicas.ts, read_marks): the credential for keys and OAuth
+ * tokens (`key:<keyId>`), the user for a console session or the CLI (`user:<userId>`), whose
+ * keyId names no credential.
+ */
+export function readerOf(principal: Principal): string {
+  return principal.kind === 'session' || principal.kind === 'operator' ? `user:${principal.userId}` : `key:${principal.keyId}`
+}

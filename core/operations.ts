@@ -4,11 +4,12 @@ import { Type, type Static, type TObject, type TSchema } from '@sinclair/typebox
 import type { ValidateFunction } from 'ajv'
 import type { FastifyBaseLogger, FastifyPluginAsync, FastifyRequest } from 'fastify'
 import type { Principal, ProjectAccess } from './access.ts'
-import { roleAtLeast } from './access.ts'
+import { readerOf, roleAtLeast } from './access.ts'
 import { appError, invalidArguments, validationFailed, type ErrorDetail } from './errors.ts'
 import { serializerOf, strictAjv, validatorOf } from './validation.ts'
 import { ProjectRef, roles, type Role } from '../schemas/atoms.ts'
 import type { Repositories } from '../db/repositories/index.ts'
+import { isConnectionLost, type ReadChoice } from '../db/replicas.ts'
 import { defaultWebhookPolicy, type WebhookPolicy } from './webhooks.ts'
 import { disabledMailer, type Mailer } from './mail.ts'
 import { unknownToolHint } from './tool-search.ts'
@@ -78,6 +79,14 @@ interface OperationBase<I extends TObject, O extends TSchema> {
   toolset?: string
   /** Calls that show and test it: the catalogue, call, era and fuzz suites, SKILL.md and OpenAPI read them. */
   examples: OperationExamples<I>
+  /**
+   * Where a read-only operation (readOnlyHint true) reads, when read replicas are configured
+   * (DATABASE_REPLICA_URLS): `replica` (default) lets it read from a replica that has the
+   * caller's own writes; `primary` keeps it on the primary — for one that writes despite its
+   * hint (get_retention folds queued rows first) or must see other callers' latest writes.
+   * An operation that writes (readOnlyHint false) always runs on the primary.
+   */
+  reads?: 'replica' | 'primary'
 }
 
 /** One call of an operation. Project operations' arguments leave out `project`: every surface adds it. */
@@ -158,6 +167,8 @@ export interface Call {
   projectRef?: string | undefined
   surface: Surface
   log: FastifyBaseLogger
+  /** Where the calling operation reads (a nested `ctx.call`): a read-only operation it calls reads there too. */
+  readFrom?: ReadChoice | undefined
 }
 
 /**
@@ -199,6 +210,7 @@ function operationProblem(op: Partial<Operation> | null | undefined): string | n
   if (!op.output || typeof op.output !== 'object') return `'${op.name}' has no output schema`
   if (!op.annotations || typeof op.annotations.readOnlyHint !== 'boolean') return `'${op.name}' needs annotations (readOnlyHint, destructiveHint, idempotentHint)`
   if (op.toolset !== undefined && (typeof op.toolset !== 'string' || !TOOLSET_NAME.test(op.toolset) || op.toolset === 'all')) return `'${op.name}' has the toolset ${JSON.stringify(op.toolset)}: a toolset is a lower-case name such as 'default' or 'admin' (not 'all')`
+  if (op.reads !== undefined && op.reads !== 'replica' && op.reads !== 'primary') return `'${op.name}' has reads ${JSON.stringify(op.reads)}: it must be 'replica' or 'primary'`
   if (op.ui !== undefined) return uiProblem(op.name, op.ui)
   return null
 }
@@ -276,6 +288,17 @@ interface RegistryDeps {
   mail?: Mailer
   /** PUBLIC_URL (default http://127.0.0.1:3000). */
   publicUrl?: string
+  /** Read replicas (db/replicas.ts ReadRouter): absent, every operation runs on `repos`. */
+  reads?: ReadRouting
+}
+
+/** What the registry needs of the read replicas' router (db/replicas.ts ReadRouter). */
+export interface ReadRouting {
+  /** Where a read of this reader may go: a replica past the reader's latest write, or the primary. */
+  choose(reader: string): Promise<ReadChoice>
+  /** The reader has written (committed): its later reads must see it. */
+  marked(reader: string): Promise<void>
+  readonly primary: ReadChoice
 }
 
 /** A project operation that writes has succeeded (its changes are committed). */
@@ -458,22 +481,47 @@ export class Registry {
     if (bad !== null) throw invalidArguments([bad])
     if (!entry.validate(args)) throw validationFailed(entry.validate.errors ?? [])
     call.log.debug({ operation: op.name, surface: call.surface }, 'operation called')
+    // The access check reads the primary (through the cache), wherever the work reads.
     const project = op.scope === 'project' ? await this.project(op, args, call) : undefined
-    const ctx: Context = {
-      principal: call.principal,
-      repos: this.deps.repos,
-      log: call.log,
-      now: this.deps.now,
-      registry: this,
-      webhookPolicy: this.deps.webhookPolicy ?? defaultWebhookPolicy,
-      mail: this.deps.mail ?? disabledMailer,
-      publicUrl: this.deps.publicUrl ?? 'http://127.0.0.1:3000',
-      call: (name, nested = {}) => this.invoke(this.operation(name), nested,
-        { principal: call.principal, projectRef: project?.id ?? call.projectRef, surface: 'operation', log: call.log }),
+    const reads = this.deps.reads
+    const run = (from: ReadChoice | undefined) => {
+      const ctx: Context = {
+        principal: call.principal,
+        repos: from?.repos ?? this.deps.repos,
+        log: call.log,
+        now: this.deps.now,
+        registry: this,
+        webhookPolicy: this.deps.webhookPolicy ?? defaultWebhookPolicy,
+        mail: this.deps.mail ?? disabledMailer,
+        publicUrl: this.deps.publicUrl ?? 'http://127.0.0.1:3000',
+        call: (name, nested = {}) => this.invoke(this.operation(name), nested,
+          { principal: call.principal, projectRef: project?.id ?? call.projectRef, surface: 'operation', log: call.log, readFrom: from }),
+      }
+      return op.scope === 'workspace' ? op.handler(args as never, ctx) : op.handler(args as never, { ...ctx, project: project! })
     }
-    const result = op.scope === 'workspace' ? await op.handler(args as never, ctx) : await op.handler(args as never, { ...ctx, project: project! })
+    let result: unknown
+    if (!reads) result = await run(undefined)
+    else if (!op.annotations.readOnlyHint || op.reads === 'primary') result = await run(reads.primary)
+    else {
+      // A nested call reads where its caller does; a call from a surface, where the router says.
+      const from = call.readFrom ?? await reads.choose(readerOf(call.principal))
+      try {
+        result = await run(from)
+      } catch (err) {
+        // The replica went away under the read (not a mistake of the query): once more, on the primary.
+        if (from.replica === null || !isConnectionLost(err)) throw err
+        call.log.warn({ err, operation: op.name, replica: from.replica }, 'a read failed on a replica: the primary answers it')
+        result = await run(reads.primary)
+      }
+    }
     if (entry.checkOutput && !entry.checkOutput(result)) {
       throw new Error(`${op.name} returned a result outside its output schema: ${JSON.stringify(entry.checkOutput.errors)}`)
+    }
+    if (reads && !op.annotations.readOnlyHint) {
+      // Committed: from now on this caller's reads, on any instance, wait for a replica past it.
+      // A mark that cannot be written does not undo the write (an answer of error would invite
+      // the caller to repeat it): it is logged, and the caller may read its past for a moment.
+      await reads.marked(readerOf(call.principal)).catch((err) => call.log.error({ err, operation: op.name }, 'could not record a write for read-your-writes'))
     }
     if (project && !op.annotations.readOnlyHint) {
       for (const listener of this.changeListeners) {

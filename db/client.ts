@@ -161,17 +161,28 @@ function once(fn: () => Promise<void>): () => Promise<void> {
 }
 
 /** drizzle's logger for `onQuery`; none (drizzle's no-op) when it is not asked for. */
-function queryLogger({ onQuery }: DatabaseConfig) {
+function queryLogger({ onQuery }: { onQuery?: ((sql: string) => void) | undefined }) {
   return onQuery ? { logQuery: (query: string) => onQuery(query) } : undefined
+}
+
+/**
+ * A pool of connections to a PostgreSQL server and the drizzle database over it: the primary's
+ * (openDatabase), and each read replica's (db/replicas.ts), with the same settings.
+ */
+export async function openPostgresPool(url: string, applicationName: string, onQuery?: (sql: string) => void) {
+  const { default: postgres } = await import('postgres')
+  const { drizzle } = postgresDriver()
+  // DateStyle pinned: times are read as text in its ISO form (the listing's rows, drizzle's dates).
+  const client = postgres(url, { max: 10, onnotice: () => {}, connection: { application_name: applicationName, DateStyle: 'ISO, MDY' } })
+  const db = drizzle(client, { schema, logger: queryLogger({ onQuery }) }) as unknown as Db
+  return { client, db }
 }
 
 export async function openDatabase(config: DatabaseConfig): Promise<Database> {
   if (config.kind === 'postgres') {
     const { default: postgres } = await import('postgres')
     const { drizzle, migrate } = postgresDriver()
-    // DateStyle pinned: times are read as text in its ISO form (the listing's rows, drizzle's dates).
-    const client = postgres(config.url, { max: 10, onnotice: () => {}, connection: { application_name: 'growthdesk', DateStyle: 'ISO, MDY' } })
-    const db = drizzle(client, { schema, logger: queryLogger(config) }) as unknown as Db
+    const { client, db } = await openPostgresPool(config.url, 'growthdesk', config.onQuery)
     return {
       db,
       kind: 'postgres',

@@ -17,7 +17,7 @@ export type PgTable = import('drizzle-orm/pg-core').PgTable
 
 export const { and, asc, desc, eq, getTableColumns, gt, gte, inArray, is, isNotNull, isNull, lt, lte, ne, notInArray, or, sql } = orm
 export const {
-  PgDialect, PgTable, bigint, bigserial, boolean, check, date, doublePrecision, getTableConfig, index, integer, json, jsonb, pgTable, primaryKey, smallint, text,
+  PgDialect, PgTable, bigint, bigserial, boolean, check, customType, date, doublePrecision, getTableConfig, index, integer, json, jsonb, pgTable, primaryKey, smallint, text,
   timestamp, uniqueIndex, uuid,
 } = pgCore
 

@@ -1,6 +1,6 @@
 // Tables of growthdesk. Public ids are prefixed text (prj_, opp_, mem_, key_ …);
 // rollup tables are maintained at ingestion so metrics never scan raw events.
-import { sql, bigint, bigserial, boolean, check, date, doublePrecision, index, integer, json, jsonb, pgTable, primaryKey, smallint, text, timestamp, uniqueIndex, uuid, type AnyPgColumn } from './orm.ts'
+import { sql, bigint, bigserial, boolean, check, customType, date, doublePrecision, index, integer, json, jsonb, pgTable, primaryKey, smallint, text, timestamp, uniqueIndex, uuid, type AnyPgColumn } from './orm.ts'
 
 import { evaluations, statuses } from '../schemas/opportunities.ts'
 
@@ -443,6 +443,21 @@ export const rateLimitHits = pgTable('rate_limit_hits', {
   hits: integer('hits').notNull(),
 }, (t) => [primaryKey({ columns: [t.key, t.windowStart] })])
 
+/** PostgreSQL's pg_lsn (a WAL position), read and written as its text form `16/B374D848`. */
+const pgLsn = customType<{ data: string }>({ dataType: () => 'pg_lsn' })
+
+/**
+ * Read-your-writes with read replicas (db/replicas.ts): per caller that wrote (`key:<keyId>`,
+ * `user:<userId>`), the primary's WAL insert position after its latest write; its reads go to a
+ * replica only once that replica has replayed past it. Unlogged, as rate_limit_hits: no WAL per
+ * mark, and a crash of the primary empties it (docs/design.md says what that costs).
+ */
+export const readMarks = pgTable('read_marks', {
+  reader: text('reader').primaryKey(),
+  lsn: pgLsn('lsn').notNull(),
+  at: timestamp('at', { withTimezone: true }).notNull().defaultNow(),
+})
+
 /** OAuth clients registered dynamically (RFC 7591). */
 export const oauthClients = pgTable('oauth_clients', {
   id: text('id').primaryKey(),
@@ -645,6 +660,7 @@ export const schema = {
   passwordResets,
   appSecrets,
   rateLimitHits,
+  readMarks,
   oauthClients,
   oauthGrants,
   oauthCodes,

@@ -23,9 +23,9 @@ export interface RegistryPluginOptions {
 }
 
 async function registryPlugin(app: FastifyInstance, options: RegistryPluginOptions) {
-  const registry = new Registry({ repos: app.repos, now: options.now, checkOutputs: options.checkOutputs, webhookPolicy: options.webhookPolicy, mail: app.mail, publicUrl: options.publicUrl })
+  const registry = new Registry({ repos: app.repos, now: options.now, checkOutputs: options.checkOutputs, webhookPolicy: options.webhookPolicy, mail: app.mail, publicUrl: options.publicUrl, reads: app.replicas ?? undefined })
   app.decorate('now', options.now)
   app.decorate('registry', registry)
 }
 
-export default fp(registryPlugin, { name: 'registry', dependencies: ['repositories', 'mail'] })
+export default fp(registryPlugin, { name: 'registry', dependencies: ['repositories', 'replicas', 'mail'] })

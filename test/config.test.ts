@@ -13,6 +13,7 @@ t.test('defaults: 127.0.0.1:3000, embedded database in ./.data, public URL from 
     port: 3000,
     publicUrl: 'http://127.0.0.1:3000',
     database: { kind: 'pglite', dataDir: path.resolve('./.data'), sync: true },
+    replicas: { urls: [], maxLagMs: 10_000 },
     allowedOrigins: [],
     trustProxy: false,
     logLevel: 'info',
@@ -98,6 +99,20 @@ t.test('WEBHOOKS_ENABLED and WEBHOOKS_ALLOW_PRIVATE_NETWORKS: true or false', as
 t.test('DIGESTS_ENABLED: true or false', async (t) => {
   t.same(loadConfig({ DIGESTS_ENABLED: 'false' }).digests, { enabled: false })
   t.throws(() => loadConfig({ DIGESTS_ENABLED: 'on' }), /DIGESTS_ENABLED="on" — expected true or false/)
+})
+
+t.test('DATABASE_REPLICA_URLS and DATABASE_REPLICA_MAX_LAG_MS: replicas of a PostgreSQL primary', async (t) => {
+  const primary = 'postgres://app@db-primary:5432/growthdesk'
+  t.same(loadConfig({ DATABASE_URL: primary, DATABASE_REPLICA_URLS: 'postgres://app@db-r1:5432/growthdesk, postgresql://app@db-r2/growthdesk' }).replicas,
+    { urls: ['postgres://app@db-r1:5432/growthdesk', 'postgresql://app@db-r2/growthdesk'], maxLagMs: 10_000 })
+  t.same(loadConfig({ DATABASE_URL: primary, DATABASE_REPLICA_URLS: 'postgres://app@db-r1/growthdesk', DATABASE_REPLICA_MAX_LAG_MS: '2500' }).replicas, { urls: ['postgres://app@db-r1/growthdesk'], maxLagMs: 2500 })
+  t.same(loadConfig({ DATABASE_URL: primary }).replicas, { urls: [], maxLagMs: 10_000 }, 'none by default')
+  t.throws(() => loadConfig({ DATABASE_REPLICA_URLS: 'postgres://app@db-r1/growthdesk' }), /DATABASE_REPLICA_URLS is set without a PostgreSQL DATABASE_URL/, 'the embedded database has no replicas')
+  t.throws(() => loadConfig({ DATABASE_URL: 'memory://', DATABASE_REPLICA_URLS: 'postgres://app@db-r1/growthdesk' }), /without a PostgreSQL DATABASE_URL/)
+  t.throws(() => loadConfig({ DATABASE_URL: primary, DATABASE_REPLICA_URLS: 'mysql://db-r1/growthdesk' }), /DATABASE_REPLICA_URLS="mysql:\/\/db-r1\/growthdesk" — expected a comma-separated list of postgres:\/\/ URLs/)
+  t.throws(() => loadConfig({ DATABASE_URL: primary, DATABASE_REPLICA_URLS: 'postgres://db-r1/x,,postgres://db-r2/x' }), /DATABASE_REPLICA_URLS=/)
+  t.throws(() => loadConfig({ DATABASE_URL: primary, DATABASE_REPLICA_URLS: 'postgres://[::1/x' }), /DATABASE_REPLICA_URLS has "postgres:\/\/\[::1\/x", which is not a URL/)
+  t.throws(() => loadConfig({ DATABASE_URL: primary, DATABASE_REPLICA_MAX_LAG_MS: '-1' }), /DATABASE_REPLICA_MAX_LAG_MS="-1" — expected milliseconds from 0/)
 })
 
 t.test('SETTINGS_CACHE_TTL_MS: milliseconds from 0 (nothing kept) to 600000', async (t) => {

@@ -66,6 +66,9 @@ export default defineOperation({
   input: RetentionArgs,
   output: Retention,
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true },
+  // It folds the queued first sightings into the cells before it reads (retention_apply), a
+  // write that a replica refuses: read replicas never serve it.
+  reads: 'primary',
   examples: {
     valid: [
       { title: 'Day-by-day retention of the last 7 days\u2019 signups', args: {} },
