@@ -16,13 +16,12 @@
 //   unnest+nodelay  the same on the setNoDelay socket
 // into a table shaped like events (unique (project_seq, uuid)), and prints the median wall time
 // of each. The database is created afresh and dropped at the end (also on Ctrl-C).
-import net from 'node:net'
 import { parseArgs } from 'node:util'
 import { randomUUID } from 'node:crypto'
 import { performance } from 'node:perf_hooks'
 import postgres, { type Sql } from 'postgres'
 import { loadAverage, median, numericOption } from './client-process.ts'
-import { checkDatabaseName, databaseUrl, dropDatabases, quiet, recreateDatabase, registerCleanup, reportFailure, serverVersion } from './database.ts'
+import { checkDatabaseName, databaseUrl, dropDatabases, noDelay, quiet, recreateDatabase, registerCleanup, reportFailure, serverVersion } from './database.ts'
 
 const USAGE = `Usage: node bench/copy-stall.ts [options]
 
@@ -49,22 +48,6 @@ const reps = num('reps', args.reps, 1, 1000)
 const dbName = checkDatabaseName(args['db-name']!)
 const url = databaseUrl(dbName)
 const log = (line = '') => process.stdout.write(`${line}\n`)
-
-/**
- * postgres.js options for a socket with Nagle's algorithm off: the whole workaround. postgres.js
- * takes a `socket` factory (documented, though its types leave it out) and connects nothing
- * itself then; TLS would have to be set up here too (not needed on loopback).
- */
-export function noDelay(connectionUrl: string): object {
-  const { hostname, port } = new URL(connectionUrl)
-  return {
-    socket: () => {
-      const socket = net.connect(Number(port || 5432), hostname)
-      socket.setNoDelay(true)
-      return socket
-    },
-  }
-}
 
 interface Row { uuid: string; event: string; distinct_id: string; at: string }
 const rowsOf = (n: number): Row[] =>
