@@ -1,13 +1,20 @@
 // node bench/copy-stall.ts [--rows 10,1000,10000] [--reps 15] [--db-name growthdesk_bench_copy_stall]
 //
 // Issue 31, item 6: through postgres.js, every `COPY … FROM STDIN` took ~88 ms of wall time,
-// even for 10 rows. The cause is Nagle's algorithm meeting TCP's delayed ACK: postgres.js never
-// calls socket.setNoDelay(), and its COPY stream writes each CopyData message, then CopyDone,
-// with a socket.write() of its own (connection.js, CopyInResponse). The CopyDone (5 bytes) is
-// small and follows a segment the server has not acknowledged yet, so the kernel holds it back
-// until the server's delayed ACK (40 ms minimum on Linux) arrives; when the data is split over
-// more than one write, that can happen twice. Queries are not hit: the server answers each one,
-// and the answer carries the ACK.
+// even for 10 rows. Two waits of ~40 ms, both Nagle's algorithm (postgres.js never calls
+// socket.setNoDelay) meeting the server's delayed ACK (40 ms minimum on Linux), as strace of the
+// socket shows:
+//  1. the COPY stream writes each CopyData, then CopyDone, with a socket.write() of its own
+//     (connection.js, CopyInResponse). CopyDone (5 bytes) follows a segment the server has not
+//     acknowledged (it answers nothing to CopyData), so the kernel holds it until the ACK;
+//  2. the stream is built with autoDestroy: true, and Node calls its destroy(null) once it has
+//     finished, which writes a CopyFail message ("null") after the COPY has completed. The
+//     server ignores a CopyFail outside copy mode and answers nothing, so the connection's next
+//     message (the next COPY, or any query) is held behind it until the delayed ACK.
+// Queries are not hit: the server answers each message that precedes the next one.
+// Workaround: a socket with setNoDelay(true), through postgres.js's `socket` option (noDelay in
+// bench/database.ts). Writing the data with one write (stream.end(data)) does not help: CopyDone
+// and the stray CopyFail are still writes of their own.
 // This reproduction times, on one connection each, alternating within every repetition:
 //   copy         postgres.js as it is: `copy … from stdin`, one stream.write per 1000 rows, then end()
 //   copy+nodelay the same, on a socket with setNoDelay(true) (postgres.js's `socket` option)
