@@ -54,15 +54,17 @@ const USAGE = `Usage: npm run bench:http -- [options]
   --connections <n>         concurrent connections of the load (default 50)
   --only <list>             comma-separated routes (default all): ${SCENARIOS.join(', ')}
   --opportunities <n>       seed-demo-like opportunities submitted (and reviewed) in project A (default 300)
-  --batch <n>               events per POST /v1/events while loading (default 25)
+  --batch <n>               events per POST /v1/events while loading (default 10, as SDKs send them
+                            every few seconds; 25 with --quick)
   --ingest-connections <n>  concurrent connections loading project A's events (default 16)
   --days-per-start <n>      the app is restarted every n days of events while they are loaded, so that
                             its connections (and their counter shards) change as a long-running
-                            server's do (default 3; 6 with --quick)
+                            server's do (default 1; 6 with --quick)
   --soak <s>                afterwards, MCP tools/call for this long (both eras alternating), with
                             the server's RSS at start and end (default 0: none)
   --quick                   a check of the bench itself (< 2 minutes): 2 rounds of 2 s, 0.5 s
-                            warm-up, 60 opportunities; its ratios are no verdict
+                            warm-up, 60 opportunities, batches of 25, a restart every 6 days; its
+                            ratios are no verdict
   --db-name <name>          database name (default growthdesk_bench_http); server from BENCH_DATABASE_URL
                             (default postgres://postgres@127.0.0.1:5432/postgres). PostgreSQL's CPU is
                             read from /proc: n/a when the server runs on another machine
@@ -80,7 +82,7 @@ async function main() {
       connections: { type: 'string', default: '50' },
       only: { type: 'string', default: SCENARIOS.join(',') },
       opportunities: { type: 'string' },
-      batch: { type: 'string', default: '25' },
+      batch: { type: 'string' },
       'ingest-connections': { type: 'string', default: '16' },
       'days-per-start': { type: 'string' },
       soak: { type: 'string', default: '0' },
@@ -102,9 +104,9 @@ async function main() {
   const warmup = num('warmup', args.warmup ?? (quick ? '0.5' : '2'), 0, 600)
   const connections = int('connections', args.connections, 1, 1000)
   const opportunityCount = int('opportunities', args.opportunities ?? (quick ? '60' : '300'), 12, 10_000)
-  const batch = int('batch', args.batch, 1, 1000)
+  const batch = int('batch', args.batch ?? (quick ? '25' : '10'), 1, 1000)
   const ingestConnections = int('ingest-connections', args['ingest-connections'], 2, 64)
-  const daysPerStart = int('days-per-start', args['days-per-start'] ?? (quick ? '6' : '3'), 1, 30)
+  const daysPerStart = int('days-per-start', args['days-per-start'] ?? (quick ? '6' : '1'), 1, 30)
   const soak = num('soak', args.soak, 0, 3600)
   const only = new Set(args.only!.split(',').map((s) => s.trim()))
   for (const s of only) {
@@ -207,7 +209,7 @@ async function main() {
     await foldShards(setup, bootB.project.id)
     const b = await shards(bootB.project.id)
     log(`events: ${demo.length} (seed-demo's 30 days, ${days.length} days) into A by ${ingestConnections} connections in batches of ${batch}, ` +
-      `the app restarted every ${daysPerStart} days (${starts} starts): ${a.shards} counter shards, ${a.rows} rows for ${a.cells} (day, event) cells (${(a.rows / a.cells).toFixed(1)} per cell)`)
+      `the app restarted every ${daysPerStart === 1 ? 'day' : `${daysPerStart} days`} (${starts} starts): ${a.shards} counter shards, ${a.rows} rows for ${a.cells} (day, event) cells (${(a.rows / a.cells).toFixed(1)} per cell)`)
     log(`        the same into B by 1 connection: ${bBefore.shards} shard(s), ${bBefore.rows} rows, folded into shard 0: ${b.shards} shard, ${b.rows} rows`)
 
     const serviceA = `Bearer ${bootA.keys.service}`
