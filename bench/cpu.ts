@@ -20,7 +20,7 @@ function clockTicks(): number {
 }
 
 /** utime + stime of a process in ms, or undefined when it cannot be read. */
-function processCpuMs(pid: number): number | undefined {
+export function processCpuMs(pid: number): number | undefined {
   try {
     const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8')
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')

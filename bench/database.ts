@@ -2,9 +2,27 @@
 // BENCH_DATABASE_URL names, its creation afresh and its drop, and a cleanup that also runs on
 // Ctrl-C, so that an interrupted bench leaves no database behind. What a bench then loads and
 // measures stays in the bench.
+import net from 'node:net'
 import postgres from 'postgres'
 
 const serverUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
+
+/**
+ * postgres.js options for a socket with Nagle's algorithm off (bench/copy-stall.ts: without it a
+ * COPY FROM STDIN waits ~40–88 ms for the server's delayed ACK, at any size). postgres.js takes
+ * a `socket` factory (documented, though its types leave it out) and then connects nothing
+ * itself; no TLS is set up here (loopback).
+ */
+export function noDelay(connectionUrl: string): object {
+  const { hostname, port } = new URL(connectionUrl)
+  return {
+    socket: () => {
+      const socket = net.connect(Number(port || 5432), hostname)
+      socket.setNoDelay(true)
+      return socket
+    },
+  }
+}
 
 /** postgres.js options without the server's notices (`drop … if exists` sends one when there is nothing to drop). */
 export const quiet = { onnotice: () => {} }

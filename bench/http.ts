@@ -1,76 +1,73 @@
-// npm run bench:http [-- --duration 10] [--connections 50] …
+// npm run bench:http [-- --rounds 3] [--duration 10] [--connections 50] [--quick] …
 //
-// The cost of the surfaces over HTTP, on the local PostgreSQL, against a yardstick measured in
-// the same run on the same database. The yardstick ("reference") is a plain Fastify instance in
-// this process, not the app, on a port of its own with a postgres.js pool of its own (10, like
-// the app's): one primary-key lookup (`select … from projects where id = $1`) answered as a small
-// JSON object. The app (buildApp + bootstrap, on a fresh database, with a bare route registered
-// before ready) then serves, under autocannon: (1) the bare route (no database; kept as a second
-// yardstick, no target), (2) get_daily_ops (30 days) over the tools REST API, (3)
-// list_opportunities with two filters (status and type) over the tools REST API, on a few
-// hundred seeded opportunities, (4) get_daily_ops over MCP at 2025-11-25 (stateless POST /mcp,
-// JSON-RPC tools/call), (5) the same at 2026-07-28 (`_meta` envelope, Mcp-Method/Mcp-Name
-// headers), (6) list_opportunities over MCP at 2025-11-25. Per scenario it prints requests/s,
-// the server's CPU per request (this process: the app, or the reference while it is under
-// load), PostgreSQL's CPU per request (the backends serving the bench database, from /proc) and
-// the SQL statements one call sends (counted before the load: db/client.ts's `onQuery` for the
-// app, postgres.js's `debug` hook for the reference). Targets: each REST tool call ≥ 50 % of the
-// reference's requests/s, ≤ 2× its server CPU and ≤ 3× its PostgreSQL CPU per call; each MCP
-// tools/call ≥ 90 % of the same tool's REST requests/s. `--soak <s>` then keeps MCP under load
-// (both eras, alternating 10 s slices) and prints the server's RSS at start and end. The load
-// generator runs in a child process of its own so that the server's event loop does only server
-// work. `--rounds <n>` alternates the scenarios n times and compares each route's median, so
-// that a ratio compares routes measured side by side on a machine whose load drifts;
-// `--profile <prefix>` writes a CPU profile of the server per scenario and prints where its time
-// goes. The database is dropped at the end; the exit code is 1 when a target is missed.
-import { execFileSync } from 'node:child_process'
-import { readFileSync } from 'node:fs'
-import { parseArgs } from 'node:util'
-import { isDeepStrictEqual } from 'node:util'
-import { writeFile } from 'node:fs/promises'
-import { setTimeout as sleep } from 'node:timers/promises'
-import { Session } from 'node:inspector/promises'
+// The cost of the surfaces over HTTP as they ship, on the local PostgreSQL, against a yardstick
+// measured in the same run on the same database (issue 31, item 1):
+//  1. a fresh database (dropped at the end, also on Ctrl-C), migrated and bootstrapped in this
+//     process (two workspaces: project A and project B), which then lets go of it;
+//  2. the app started exactly as `npm start` starts it (bench/server-process.ts: package.json's
+//     start script read at run time, start.js, default logging to a file), in a process of its
+//     own; the reference (bench/reference-server.ts: plain Fastify + postgres.js, one
+//     primary-key lookup) in another, under the same Node flags;
+//  3. data: seed-demo's 30 days of events (bin/seed-demo.ts's demoEvents) ingested through POST
+//     /v1/events into A by `--ingest-connections` concurrent connections, day by day, the app
+//     restarted every few days (new PostgreSQL connections, as postgres.js's max_lifetime and
+//     deploys bring in production) so that the counters spread over the 16 shards as a
+//     long-running server's do; the same events into B by ONE connection, whose
+//     counters are then folded into shard 0 (unsharded); seed-demo's opportunities
+//     (bin/demo-data.ts) submitted and reviewed through the tools API into A;
+//  4. autocannon (in a child process) on each route, the routes alternated round by round
+//     (A B C … then B C … A), medians; server CPU per request from /proc/<pid>/stat of the
+//     server's process, PostgreSQL CPU per request from /proc/<pid>/stat of the backends
+//     pg_stat_activity lists for it (application_name growthdesk for the app,
+//     growthdesk-bench-reference for the reference);
+//  5. a results table, each target's ratio (the median of the rounds' ratios) with PASS or FAIL,
+//     and the load average. The exit code is 1 when a target is missed or a request failed.
+// Routes: ref (reference), rest (REST get_daily_ops 30d on A), flat (the same on B, unsharded),
+// list (REST list_opportunities, status and type), project (REST get_project), mcp / mcp26
+// (get_daily_ops over MCP, 2025-11-25 and 2026-07-28), mcplist / mcplist26 (list_opportunities
+// over MCP, both eras).
+import fs from 'node:fs'
 import os from 'node:os'
+import path from 'node:path'
+import { parseArgs, isDeepStrictEqual } from 'node:util'
 import postgres from 'postgres'
-import Fastify, { type FastifyInstance } from 'fastify'
 import { buildApp } from '../app.ts'
 import { loadConfig } from '../config.ts'
 import { bootstrap } from '../bin/admin.ts'
+import { demoEvents } from '../bin/seed-demo.ts'
+import { demoOpportunities } from '../bin/demo-data.ts'
 import { Client, freePort, loadAverage, median, numericOption } from './client-process.ts'
-import type { CannonResult, CannonTask } from './client.ts'
-import { checkDatabaseName, connectToServer, databaseUrl, dropDatabases, recreateDatabase, registerCleanup, reportFailure, serverVersion } from './database.ts'
+import type { CannonResult, CannonTask, IngestResult } from './client.ts'
+import { checkDatabaseName, connectToServer, databaseUrl, dropDatabases, quiet, recreateDatabase, registerCleanup, reportFailure, serverVersion } from './database.ts'
+import { processCpuMs } from './cpu.ts'
+import { npmStart, startServer, type ServerProcess } from './server-process.ts'
 
-const SCENARIOS = ['ref', 'bare', 'rest', 'list', 'mcp', 'mcp26', 'mcplist'] as const
+const SCENARIOS = ['ref', 'rest', 'flat', 'list', 'project', 'mcp', 'mcp26', 'mcplist', 'mcplist26'] as const
 type Key = (typeof SCENARIOS)[number]
 
 const USAGE = `Usage: npm run bench:http -- [options]
 
-  --duration <s>       seconds of measurement per scenario (default 10)
-  --warmup <s>         seconds of unmeasured load before each scenario (default 2)
-  --connections <n>    concurrent connections (default 50)
-  --events <n>         events seeded through POST /v1/events (default 300)
-  --opportunities <n>  opportunities seeded through POST /v1/tools/submit_opportunity, half of
-                       them then reviewed (default 300)
-  --only <list>        comma-separated scenarios to run (default all): ref (the reference: one
-                       primary-key lookup with postgres.js behind a plain Fastify route), bare,
-                       rest (get_daily_ops 30d), list (list_opportunities, status and type),
-                       mcp, mcp26 (get_daily_ops over MCP, both eras), mcplist (list over MCP)
-  --rounds <n>         run the chosen scenarios n times, alternating, and report each route's
-                       median; each ratio is the median of the rounds' ratios, which compare
-                       routes measured side by side (default 1; warm-up in the first round only)
-  --calls <n>          sequential calls per scenario, before the load, to count the SQL
-                       statements of one call (default 20)
-  --show-sql           print the statements of one call of each scenario
-  --profile <prefix>   CPU-profile the server during each scenario of the first round: writes
-                       <prefix>.<scenario>.cpuprofile (open in Chrome DevTools) and prints the
-                       functions and packages with the most self time (profiling slows every
-                       route; take ratios from a run without it)
-  --top <n>            how many functions --profile prints per scenario (default 25)
-  --soak <s>           afterwards, MCP tools/call for this many seconds (both eras alternating),
-                       printing the server's RSS at start and end (default 0: no soak)
-  --db-name <name>     database name (default growthdesk_bench_http); server from BENCH_DATABASE_URL
-                       (default postgres://postgres@127.0.0.1:5432/postgres). PostgreSQL's CPU is
-                       read from /proc: it shows as n/a when the server runs on another machine
+  --rounds <n>              rounds; each runs every chosen route once, each round starting one
+                            route later; medians of the rounds (default 3)
+  --duration <s>            seconds of measurement per route and round (default 10)
+  --warmup <s>              seconds of unmeasured load per route before the first round (default 2)
+  --connections <n>         concurrent connections of the load (default 50)
+  --only <list>             comma-separated routes (default all): ${SCENARIOS.join(', ')}
+  --opportunities <n>       seed-demo-like opportunities submitted (and reviewed) in project A (default 300)
+  --batch <n>               events per POST /v1/events while loading (default 10, as SDKs send them
+                            every few seconds; 25 with --quick)
+  --ingest-connections <n>  concurrent connections loading project A's events (default 16)
+  --days-per-start <n>      the app is restarted every n days of events while they are loaded, so that
+                            its connections (and their counter shards) change as a long-running
+                            server's do (default 1; 6 with --quick)
+  --soak <s>                afterwards, MCP tools/call for this long (both eras alternating), with
+                            the server's RSS at start and end (default 0: none)
+  --quick                   a check of the bench itself (< 2 minutes): 2 rounds of 2 s, 0.5 s
+                            warm-up, 60 opportunities, batches of 25, a restart every 6 days; its
+                            ratios are no verdict
+  --db-name <name>          database name (default growthdesk_bench_http); server from BENCH_DATABASE_URL
+                            (default postgres://postgres@127.0.0.1:5432/postgres). PostgreSQL's CPU is
+                            read from /proc: n/a when the server runs on another machine
 `
 
 await main()
@@ -79,18 +76,17 @@ async function main() {
   const { values: args } = parseArgs({
     args: process.argv.slice(2),
     options: {
-      duration: { type: 'string', default: '10' },
-      warmup: { type: 'string', default: '2' },
+      rounds: { type: 'string' },
+      duration: { type: 'string' },
+      warmup: { type: 'string' },
       connections: { type: 'string', default: '50' },
-      events: { type: 'string', default: '300' },
-      opportunities: { type: 'string', default: '300' },
       only: { type: 'string', default: SCENARIOS.join(',') },
+      opportunities: { type: 'string' },
+      batch: { type: 'string' },
+      'ingest-connections': { type: 'string', default: '16' },
+      'days-per-start': { type: 'string' },
       soak: { type: 'string', default: '0' },
-      rounds: { type: 'string', default: '1' },
-      calls: { type: 'string', default: '20' },
-      'show-sql': { type: 'boolean', default: false },
-      profile: { type: 'string' },
-      top: { type: 'string', default: '25' },
+      quick: { type: 'boolean', default: false },
       'db-name': { type: 'string', default: 'growthdesk_bench_http' },
       help: { type: 'boolean', short: 'h', default: false },
     },
@@ -100,17 +96,18 @@ async function main() {
     process.stdout.write(USAGE)
     process.exit(0)
   }
+  const quick = args.quick!
   const num = numericOption(USAGE)
-  const duration = num('duration', args.duration, 1, 600)
-  const warmup = num('warmup', args.warmup, 0, 600)
-  const connections = num('connections', args.connections, 1, 1000)
-  const eventCount = num('events', args.events, 1, 1000)
-  const opportunityCount = num('opportunities', args.opportunities, 12, 10_000)
+  const int = numericOption(USAGE, { integer: true })
+  const rounds = int('rounds', args.rounds ?? (quick ? '2' : '3'), 1, 100)
+  const duration = num('duration', args.duration ?? (quick ? '2' : '10'), 1, 600)
+  const warmup = num('warmup', args.warmup ?? (quick ? '0.5' : '2'), 0, 600)
+  const connections = int('connections', args.connections, 1, 1000)
+  const opportunityCount = int('opportunities', args.opportunities ?? (quick ? '60' : '300'), 12, 10_000)
+  const batch = int('batch', args.batch ?? (quick ? '25' : '10'), 1, 1000)
+  const ingestConnections = int('ingest-connections', args['ingest-connections'], 2, 64)
+  const daysPerStart = int('days-per-start', args['days-per-start'] ?? (quick ? '6' : '1'), 1, 30)
   const soak = num('soak', args.soak, 0, 3600)
-  const rounds = num('rounds', args.rounds, 1, 100)
-  const calls = num('calls', args.calls, 1, 10_000)
-  const top = num('top', args.top, 1, 1000)
-  const profilePrefix = args.profile
   const only = new Set(args.only!.split(',').map((s) => s.trim()))
   for (const s of only) {
     if (!(SCENARIOS as readonly string[]).includes(s)) {
@@ -119,21 +116,24 @@ async function main() {
     }
   }
   const dbName = checkDatabaseName(args['db-name']!)
-
   const log = (line = '') => process.stdout.write(`${line}\n`)
   const benchUrl = databaseUrl(dbName)
 
-  let app: FastifyInstance | undefined
-  let reference: Reference | undefined
+  let app: ServerProcess | undefined
+  let reference: ServerProcess | undefined
   let monitor: postgres.Sql | undefined
+  let setup: postgres.Sql | undefined
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'gd-bench-http-'))
   const client = new Client()
   const cannon = (task: Omit<CannonTask, 'kind'>) => client.run<CannonResult>({ kind: 'autocannon', ...task })
 
   const cleanup = registerCleanup(async () => {
     client.close()
-    await reference?.close().catch((err: unknown) => log(`closing the reference: ${String(err)}`))
-    await app?.close().catch((err: unknown) => log(`closing the app: ${String(err)}`))
-    await monitor?.end().catch(() => {})
+    await reference?.stop().catch((err: unknown) => log(`stopping the reference: ${String(err)}`))
+    await app?.stop().catch((err: unknown) => log(`stopping the app: ${String(err)}`))
+    await setup?.end({ timeout: 5 }).catch(() => {})
+    await monitor?.end({ timeout: 5 }).catch(() => {})
+    fs.rmSync(tmp, { recursive: true, force: true })
     if (await dropDatabases([dbName])) log(`Dropped the database ${dbName}.`)
   })
 
@@ -141,134 +141,145 @@ async function main() {
   try {
     const version = await serverVersion()
     await recreateDatabase(dbName)
-
-    // The statements each side sends, recorded only while `counting` (before the load).
-    let counting = false
-    const sent: { app: string[]; ref: string[] } = { app: [], ref: [] }
-
-    // PUBLIC_URL must name the address autocannon uses, or the MCP Host check refuses it.
+    // Migrations and the two workspaces, in this process; the app's process then finds them
+    // (no first-start bootstrap). DATA_DIR: where a first start keeps its secrets key, shared.
+    const env = { DATABASE_URL: benchUrl, DATA_DIR: path.join(tmp, 'data'), HOST: '127.0.0.1' }
     const port = await freePort()
     const origin = `http://127.0.0.1:${port}`
-    app = await buildApp({
-      config: {
-        ...loadConfig({ HOST: '127.0.0.1', PORT: String(port), PUBLIC_URL: origin, LOG_LEVEL: 'silent', RATE_LIMIT_MAX: '1000000', RATE_LIMIT_CONCURRENCY: '0' }),
-        database: { kind: 'postgres', url: benchUrl, onQuery: (sql) => counting && sent.app.push(sql) },
-      },
-      logger: false,
-    })
-    // A route with nothing but Fastify in it, on the same app (same hooks).
-    app.get('/bench/bare', async () => ({ ok: true }))
-    const boot = await bootstrap(app, { workspace: 'growthdesk bench http', email: 'bench-http@growthdesk.bench', project: 'Bench project' })
-    await app.listen({ host: '127.0.0.1', port })
+    const local = await buildApp({ config: loadConfig({ ...env, PORT: String(port), LOG_LEVEL: 'silent' }), logger: false })
+    const boots = await Promise.all([
+      bootstrap(local, { workspace: 'growthdesk bench http A', email: 'bench-http-a@growthdesk.bench', project: 'Bench sharded' }),
+      bootstrap(local, { workspace: 'growthdesk bench http B', email: 'bench-http-b@growthdesk.bench', project: 'Bench unsharded' }),
+    ]).finally(() => local.close())
+    const [bootA, bootB] = boots
+    // The app as npm start runs it. The rate limits are configuration, not how it runs: off, or
+    // one key's 50 connections would be refused by design.
+    const start = npmStart()
+    app = await startServer({ port, logFile: path.join(tmp, 'app.log'), env: { ...env, PUBLIC_URL: origin, RATE_LIMIT_MAX: '0', RATE_LIMIT_INGEST_MAX: '0', RATE_LIMIT_CONCURRENCY: '0' } })
     const refPort = await freePort()
-    reference = await startReference(benchUrl, refPort, (sql) => counting && sent.ref.push(sql))
-    // Connected to the server's default database, so that its own backend is not counted.
+    reference = await startServer({ port: refPort, logFile: path.join(tmp, 'reference.log'), env: { DATABASE_URL: benchUrl }, script: 'bench/reference-server.ts' })
+    // Connected to the server's default database, so that its own backend is never counted.
     monitor = connectToServer()
-    const postgresCpu = postgresCpuMeter(monitor, dbName)
-
+    setup = postgres(benchUrl, { max: 1, ...quiet, connection: { application_name: 'growthdesk-bench-setup' } })
     log(`growthdesk bench:http — PostgreSQL ${version}, ${os.cpus().length} CPUs, Node ${process.version}, load average ${loadAverage()}`)
-    log(`server ${origin}, reference http://127.0.0.1:${refPort} (database ${dbName}); autocannon in a child process, ${connections} connections, ${warmup} s warm-up + ${duration} s per scenario`)
+    log(`app: \`${start.command}\` (pid ${app.pid}, ${origin}, default logging to a file); reference: node ${start.flags.join(' ')} bench/reference-server.ts (pid ${reference.pid})`)
+    log(`database ${dbName}; autocannon in a child process, ${connections} connections, ${warmup} s warm-up + ${duration} s per route and round, ${rounds} round(s)`)
 
-    // A little data, through the ingestion endpoint like a real client.
-    const now = Date.now()
-    const events = Array.from({ length: eventCount }, (_, i) => ({
-      event: i % 10 === 0 ? 'signup' : 'daily_use',
-      distinct_id: `user_${i % 60}`,
-      timestamp: new Date(now - (i % 7) * 86_400_000 - (i % 3600) * 1000).toISOString(),
-    }))
-    const ingest = await fetch(`${origin}/v1/events`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${boot.keys.ingest}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ events }),
-    })
-    if (ingest.status !== 200) throw new Error(`seeding events: ${ingest.status} ${await ingest.text()}`)
-    log(`seeded: ${JSON.stringify(await ingest.json())}`)
+    // --- Data -----------------------------------------------------------------------------
+    const { events: demo } = demoEvents(bootA.project.id, 'UTC', new Date())
+    const days = [...new Set(demo.map((e) => e.day))].sort()
+    const bodiesOf = (list: typeof demo) => {
+      const bodies: string[] = []
+      for (let i = 0; i < list.length; i += batch) bodies.push(JSON.stringify({ events: list.slice(i, i + batch).map(({ day: _, ...e }) => e) }))
+      return bodies
+    }
+    const ingest = async (key: string, bodies: string[], clients: number) => {
+      const file = path.join(tmp, 'bodies.jsonl')
+      fs.writeFileSync(file, bodies.join('\n'))
+      const r = await client.run<IngestResult>({ kind: 'ingest', url: `${origin}/v1/events`, key, clients, batchSize: batch, users: 1, spreadHours: 1, seconds: 3600, maxBatches: bodies.length, bodiesFile: file })
+      if (r.failures.length) throw new Error(`ingestion: ${r.failures.length} failed requests; first: ${r.failures[0]}`)
+      return r.accepted
+    }
+    // A server's pool holds at most 10 connections, each writing its own shard (pid % 16) for
+    // its lifetime; a long-running server's connections are replaced over days (postgres.js's
+    // max_lifetime, restarts, deploys). Here the app is restarted every `daysPerStart` days, so
+    // that the counters spread over the shards as in production (ending the connections under
+    // it instead made requests fail: postgres.js writes to a socket the server has closed).
+    const appEnv = { ...env, PUBLIC_URL: origin, RATE_LIMIT_MAX: '0', RATE_LIMIT_INGEST_MAX: '0', RATE_LIMIT_CONCURRENCY: '0' }
+    let accepted = 0
+    let starts = 1
+    for (let d = 0; d < days.length; d++) {
+      if (d > 0 && d % daysPerStart === 0) {
+        await app.stop()
+        app = await startServer({ port, logFile: path.join(tmp, 'app.log'), env: appEnv })
+        starts++
+      }
+      accepted += await ingest(bootA.keys.ingest, bodiesOf(demo.filter((e) => e.day === days[d])), ingestConnections)
+    }
+    const flatAccepted = await ingest(bootB.keys.ingest, bodiesOf(demo), 1)
+    if (accepted !== demo.length || flatAccepted !== demo.length) throw new Error(`ingestion accepted ${accepted} and ${flatAccepted} of ${demo.length} events`)
+    const shards = async (project: string) => {
+      const [r] = await setup!<{ shards: number; rows: number; cells: number }[]>`
+        select count(distinct shard)::int as shards, count(*)::int as rows, count(distinct (day, event))::int as cells
+        from daily_event_counts where project_id = ${project}`
+      return r!
+    }
+    const a = await shards(bootA.project.id)
+    const bBefore = await shards(bootB.project.id)
+    await foldShards(setup, bootB.project.id)
+    const b = await shards(bootB.project.id)
+    log(`events: ${demo.length} (seed-demo's 30 days, ${days.length} days) into A by ${ingestConnections} connections in batches of ${batch}, ` +
+      `the app restarted every ${daysPerStart === 1 ? 'day' : `${daysPerStart} days`} (${starts} starts): ${a.shards} counter shards, ${a.rows} rows for ${a.cells} (day, event) cells (${(a.rows / a.cells).toFixed(1)} per cell)`)
+    log(`        the same into B by 1 connection: ${bBefore.shards} shard(s), ${bBefore.rows} rows, folded into shard 0: ${b.shards} shard, ${b.rows} rows`)
 
-    const auth = `Bearer ${boot.keys.service}`
-    const project = boot.project.id
-    const restHeaders = { authorization: auth, 'content-type': 'application/json' }
-    const callTool = async (name: string, toolArgs: object) => {
-      const res = await fetch(`${origin}/v1/tools/${name}`, { method: 'POST', headers: restHeaders, body: JSON.stringify({ project, ...toolArgs }) })
+    const serviceA = `Bearer ${bootA.keys.service}`
+    const project = bootA.project.id
+    const restHeaders = (auth = serviceA) => ({ authorization: auth, 'content-type': 'application/json' })
+    const callTool = async (name: string, toolArgs: object, auth = serviceA) => {
+      const res = await fetch(`${origin}/v1/tools/${name}`, { method: 'POST', headers: restHeaders(auth), body: JSON.stringify(toolArgs) })
       const json = (await res.json()) as { result?: Record<string, unknown> }
       if (res.status !== 200 || !json.result) throw new Error(`${name}: ${res.status} ${JSON.stringify(json).slice(0, 500)}`)
       return json.result
     }
-    // Opportunities of three types through the tools API (10 at a time); every other one then
-    // reviewed (alternately to `reviewing` and `done`), so that each filter leaves a part out.
-    const types = ['partnership', 'potential_user_opportunity', 'content_channel']
-    const submitted: string[] = []
-    for (let i = 0; i < opportunityCount; i += 10) {
-      const batch = Array.from({ length: Math.min(10, opportunityCount - i) }, (_, j) =>
-        callTool('submit_opportunity', {
-          contribution_type: types[(i + j) % types.length],
-          key_information: `Lead ${i + j}: a team asking about the pricing page in the community forum`,
-          reason: 'Asked twice this week, no answer yet',
-          suggested_action: 'Reply in the thread and offer a call',
-          source_url: `https://forum.example.com/t/${i + j}`,
-        })
-      )
-      for (const result of await Promise.all(batch)) submitted.push(result.event_id as string)
+    // seed-demo's opportunities (texts, types, review paths), through the tools API, 10 at a time.
+    const opps = demoOpportunities(project, opportunityCount)
+    let reviews = 0
+    for (let i = 0; i < opps.length; i += 10) {
+      await Promise.all(opps.slice(i, i + 10).map(async (o) => {
+        const r = await callTool('submit_opportunity', { project, contribution_type: o.type, key_information: o.lead.info, reason: o.lead.reason, suggested_action: o.lead.action, external_id: `bench-${o.index}` })
+        for (const step of o.steps) {
+          await callTool('review_opportunity', { project, event_id: r.event_id, status: step.status, note: step.note, ...(step.evaluation !== undefined ? { evaluation: step.evaluation } : {}) })
+          reviews++
+        }
+      }))
     }
-    for (let i = 1; i < submitted.length; i += 20) {
-      await Promise.all(
-        submitted.slice(i, i + 20).flatMap((eventId, j) => ((i + j) % 2 === 1 ? [callTool('review_opportunity', { event_id: eventId, status: (i + j) % 4 === 1 ? 'reviewing' : 'done' })] : []))
-      )
-    }
-    log(`seeded: ${submitted.length} opportunities (${types.join(', ')}), every other one reviewed`)
+    log(`opportunities: ${opps.length} of seed-demo's kind in A (${new Set(opps.map((o) => o.type)).size} types), ${reviews} review steps`)
+    await setup.unsafe('vacuum analyze')
 
+    // --- Routes ---------------------------------------------------------------------------
     const dailyOpsArgs = { project, window: '30d' }
+    const flatArgs = { project: bootB.project.id, window: '30d' }
     const listArgs = { project, status: 'pending', type: 'potential_user_opportunity' }
+    const projectArgs = { project }
     const mcpCall = (name: string, toolArgs: object, meta?: object) =>
       JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: toolArgs, ...(meta ? { _meta: meta } : {}) } })
     const meta = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} }
-    const mcpHeaders = (version: string, extra: Record<string, string> = {}) => ({
-      authorization: auth,
+    const mcpHeaders = (era: string, tool: string) => ({
+      authorization: serviceA,
       'content-type': 'application/json',
       accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': version,
-      ...extra,
+      'mcp-protocol-version': era,
+      ...(era === '2026-07-28' ? { 'mcp-method': 'tools/call', 'mcp-name': tool } : {}),
     })
-    interface Scenario {
-      key: Key
-      label: string
-      task: Omit<CannonTask, 'kind' | 'connections' | 'seconds'>
-    }
+    const mcp = (era: string, tool: string, toolArgs: object) => ({ url: `${origin}/mcp`, method: 'POST' as const, headers: mcpHeaders(era, tool), body: mcpCall(tool, toolArgs, era === '2026-07-28' ? meta : undefined) })
+    interface Scenario { key: Key; label: string; server: ServerProcess; backends: string; task: Omit<CannonTask, 'kind' | 'connections' | 'seconds'> }
     const scenarios: Scenario[] = [
-      {
-        key: 'ref',
-        label: 'reference: postgres.js by primary key',
-        task: { url: `http://127.0.0.1:${refPort}/reference`, method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ project }) },
-      },
-      { key: 'bare', label: 'GET /bench/bare', task: { url: `${origin}/bench/bare`, method: 'GET', headers: {} } },
-      { key: 'rest', label: 'POST /v1/tools/get_daily_ops', task: { url: `${origin}/v1/tools/get_daily_ops`, method: 'POST', headers: restHeaders, body: JSON.stringify(dailyOpsArgs) } },
-      { key: 'list', label: 'POST /v1/tools/list_opportunities', task: { url: `${origin}/v1/tools/list_opportunities`, method: 'POST', headers: restHeaders, body: JSON.stringify(listArgs) } },
-      { key: 'mcp', label: 'POST /mcp tools/call get_daily_ops', task: { url: `${origin}/mcp`, method: 'POST', headers: mcpHeaders('2025-11-25'), body: mcpCall('get_daily_ops', dailyOpsArgs) } },
-      {
-        key: 'mcp26',
-        label: 'POST /mcp get_daily_ops (2026-07-28)',
-        task: {
-          url: `${origin}/mcp`,
-          method: 'POST',
-          headers: mcpHeaders('2026-07-28', { 'mcp-method': 'tools/call', 'mcp-name': 'get_daily_ops' }),
-          body: mcpCall('get_daily_ops', dailyOpsArgs, meta),
-        },
-      },
-      { key: 'mcplist', label: 'POST /mcp tools/call list_opportunities', task: { url: `${origin}/mcp`, method: 'POST', headers: mcpHeaders('2025-11-25'), body: mcpCall('list_opportunities', listArgs) } },
+      { key: 'ref', label: 'reference: primary key', server: reference, backends: 'growthdesk-bench-reference', task: { url: `${reference.origin}/reference`, method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ project }) } },
+      { key: 'rest', label: 'REST get_daily_ops 30d', server: app, backends: 'growthdesk', task: { url: `${origin}/v1/tools/get_daily_ops`, method: 'POST', headers: restHeaders(), body: JSON.stringify(dailyOpsArgs) } },
+      { key: 'flat', label: 'REST get_daily_ops 30d, unsharded', server: app, backends: 'growthdesk', task: { url: `${origin}/v1/tools/get_daily_ops`, method: 'POST', headers: restHeaders(`Bearer ${bootB.keys.service}`), body: JSON.stringify(flatArgs) } },
+      { key: 'list', label: 'REST list_opportunities', server: app, backends: 'growthdesk', task: { url: `${origin}/v1/tools/list_opportunities`, method: 'POST', headers: restHeaders(), body: JSON.stringify(listArgs) } },
+      { key: 'project', label: 'REST get_project', server: app, backends: 'growthdesk', task: { url: `${origin}/v1/tools/get_project`, method: 'POST', headers: restHeaders(), body: JSON.stringify(projectArgs) } },
+      { key: 'mcp', label: 'MCP get_daily_ops 2025-11-25', server: app, backends: 'growthdesk', task: mcp('2025-11-25', 'get_daily_ops', dailyOpsArgs) },
+      { key: 'mcp26', label: 'MCP get_daily_ops 2026-07-28', server: app, backends: 'growthdesk', task: mcp('2026-07-28', 'get_daily_ops', dailyOpsArgs) },
+      { key: 'mcplist', label: 'MCP list_opportunities 2025-11-25', server: app, backends: 'growthdesk', task: mcp('2025-11-25', 'list_opportunities', listArgs) },
+      { key: 'mcplist26', label: 'MCP list_opportunities 2026-07-28', server: app, backends: 'growthdesk', task: mcp('2026-07-28', 'list_opportunities', listArgs) },
     ]
     const scenario = (key: Key) => scenarios.find((s) => s.key === key)!
     const send = (s: Scenario) => fetch(s.task.url, { method: s.task.method, headers: s.task.headers, body: s.task.body })
 
-    // Once, before any load: every call succeeds, and MCP answers what REST answers, so the
-    // benchmark measures real answers.
+    // Once, before any load: every route answers, MCP what REST does, and B's figures are A's.
     const dailyOps = await callTool('get_daily_ops', dailyOpsArgs)
     if ((dailyOps.days as unknown[] | undefined)?.length !== 30) throw new Error(`REST check: get_daily_ops 30d answered ${JSON.stringify(dailyOps).slice(0, 500)}`)
+    const flat = await callTool('get_daily_ops', flatArgs, `Bearer ${bootB.keys.service}`)
+    if (!isDeepStrictEqual(flat.days, dailyOps.days)) throw new Error(`project B's daily figures differ from A's: ${JSON.stringify(flat.days).slice(0, 300)} vs ${JSON.stringify(dailyOps.days).slice(0, 300)}`)
     const page = await callTool('list_opportunities', listArgs)
     const total = page.total as number
     if (!(total >= 1) || (page.items as unknown[]).length !== Math.min(20, total)) throw new Error(`REST check: list_opportunities answered ${JSON.stringify(page).slice(0, 500)}`)
-    for (const [key, expected] of [['mcp', dailyOps], ['mcp26', dailyOps], ['mcplist', page]] as const) {
+    await callTool('get_project', projectArgs)
+    for (const [key, expected] of [['mcp', dailyOps], ['mcp26', dailyOps], ['mcplist', page], ['mcplist26', page]] as const) {
       const s = scenario(key)
       const res = await send(s)
-      const json = (await res.json()) as { result?: { isError?: boolean; structuredContent?: unknown }; error?: unknown }
+      const json = (await res.json()) as { result?: { isError?: boolean; structuredContent?: unknown } }
       if (res.status !== 200 || !json.result || json.result.isError || !isDeepStrictEqual(json.result.structuredContent, expected)) {
         throw new Error(`MCP check (${s.label}): ${res.status} ${JSON.stringify(json).slice(0, 1000)}`)
       }
@@ -276,149 +287,109 @@ async function main() {
     const refCheck = await send(scenario('ref'))
     const refJson = (await refCheck.json()) as { id?: string }
     if (refCheck.status !== 200 || refJson.id !== project) throw new Error(`reference check: ${refCheck.status} ${JSON.stringify(refJson)}`)
-    log(
-      'checked: REST and MCP (2025-11-25 and 2026-07-28) answer get_daily_ops (30 days) with the same result; REST and MCP answer ' +
-        `list_opportunities (${JSON.stringify(listArgs).replace(/"project":"[^"]+",/, '')}) alike: a page of ${(page.items as unknown[]).length} of ${page.total}; the reference finds the project`
-    )
+    log(`checked: A and B answer get_daily_ops alike; MCP (both eras) answers what REST does; list_opportunities (status pending, one type): a page of ${(page.items as unknown[]).length} of ${total}`)
 
-    const chosen = scenarios.filter((s) => only.has(s.key))
-    // Statements per call: `calls` sequential calls of each scenario, after one unrecorded call
-    // (what a process caches on its first call is not a call's cost). The app's count includes
-    // whatever else it sends meanwhile: the fair-use sync (at most one statement per 100 ms) is
-    // a real, amortized cost of its calls.
-    const statementsPerCall: Partial<Record<Key, number>> = {}
-    for (const s of chosen) {
-      const call = async () => {
-        const res = await send(s)
-        await res.arrayBuffer()
-        if (res.status !== 200) throw new Error(`${s.label}: ${res.status}`)
+    // --- Measurement -----------------------------------------------------------------------
+    const pgCpu = async (name: string) => {
+      const rows = await monitor!<{ pid: number }[]>`select pid from pg_stat_activity where datname = ${dbName} and application_name = ${name}`
+      const usage = new Map<number, number>()
+      for (const { pid } of rows) {
+        const ms = processCpuMs(pid)
+        if (ms !== undefined) usage.set(pid, ms)
       }
-      await call()
-      await sleep(50) // a key's last-use write (not awaited by the call) lands before counting
-      const recorded = s.key === 'ref' ? sent.ref : sent.app
-      recorded.length = 0
-      counting = true
-      await call()
-      const one = recorded.slice()
-      for (let i = 1; i < calls; i++) await call()
-      await sleep(50) // and what a call sends after it answered is counted too
-      counting = false
-      statementsPerCall[s.key] = recorded.length / calls
-      if (args['show-sql']) log(`${s.label}: ${one.length} statement(s) in one call\n${one.map((sql) => `  ${sql.replace(/\s+/g, ' ').slice(0, 200)}`).join('\n')}`)
+      return usage
     }
-    log(`statements per call (${calls} sequential calls each): ${chosen.map((s) => `${s.key} ${fmt(statementsPerCall[s.key]!, 2)}`).join(', ')}`)
-    log()
-
-    interface Measured extends CannonResult {
-      /** Server CPU (user + system) per request, in µs. */
-      cpuPerRequest: number
-      /** PostgreSQL's CPU (the bench database's backends) per request, in µs; undefined when not readable. */
-      pgCpuPerRequest: number | undefined
+    const pgUsed = (before: Map<number, number>, after: Map<number, number>) => {
+      if (after.size === 0) return undefined
+      let ms = 0
+      // A backend that appeared meanwhile counts from zero.
+      for (const [pid, v] of after) ms += v - (before.get(pid) ?? 0)
+      return ms
     }
+    interface Measured extends CannonResult { serverUs: number; pgUs: number | undefined }
     const runs: Partial<Record<Key, Measured[]>> = {}
-    const pgText = (us: number | undefined) => (us === undefined ? 'n/a' : fmt(us, 0))
+    const chosen = scenarios.filter((s) => only.has(s.key))
+    const logBytesBefore = fs.statSync(app.logFile).size
+    let appRequests = 0
+    log()
+    log(`${'route'.padEnd(36)} ${'req/s'.padStart(8)} ${'p99 ms'.padStart(7)} ${'server CPU'.padStart(11)} ${'PostgreSQL CPU'.padStart(15)}  (µs per request)`)
     for (let round = 1; round <= rounds; round++) {
-      if (rounds > 1) log(`round ${round} of ${rounds} (load average ${loadAverage()})`)
-      // Each round starts one route later, so that no route always runs first (after the
-      // warm-up) or always follows the same one.
+      log(`round ${round} of ${rounds} (load average ${loadAverage()})`)
       const order = chosen.map((_, i) => chosen[(i + round - 1) % chosen.length]!)
       for (const s of order) {
         const task = { ...s.task, connections }
         if (warmup > 0 && round === 1) await cannon({ ...task, seconds: warmup })
-        const profiling = profilePrefix !== undefined && round === 1 ? await startProfile() : undefined
-        // The server's own CPU time per request: steadier than requests/s on a shared machine.
-        const pgBefore = await postgresCpu.read()
-        const cpuBefore = process.cpuUsage()
+        const pgBefore = await pgCpu(s.backends)
+        const cpuBefore = s.server.cpuMs()
         const r = await cannon({ ...task, seconds: duration })
-        const cpu = process.cpuUsage(cpuBefore)
-        const pgUsed = postgresCpu.since(pgBefore, await postgresCpu.read())
+        const cpuMs = s.server.cpuMs() - cpuBefore
+        const pgMs = pgUsed(pgBefore, await pgCpu(s.backends))
         const requests = Math.max(1, r.total)
-        const m: Measured = { ...r, cpuPerRequest: (cpu.user + cpu.system) / requests, pgCpuPerRequest: pgUsed === undefined ? undefined : pgUsed / requests }
+        if (s.server === app) appRequests += r.total
+        const m: Measured = { ...r, serverUs: (cpuMs * 1000) / requests, pgUs: pgMs === undefined ? undefined : (pgMs * 1000) / requests }
         ;(runs[s.key] ??= []).push(m)
-        log(
-          `${s.label.padEnd(40)} ${fmt(r.requestsPerSecond, 0).padStart(8)} req/s   p50 ${fmt(r.p50, 1).padStart(6)} ms   p99 ${fmt(r.p99, 1).padStart(6)} ms   ` +
-            `non-2xx ${r.non2xx}   errors ${r.errors}   timeouts ${r.timeouts}   (${r.total} requests, ` +
-            `server CPU ${fmt(m.cpuPerRequest, 0)} µs/request, PostgreSQL CPU ${pgText(m.pgCpuPerRequest)} µs/request)`
-        )
+        log(`  ${s.label.padEnd(34)} ${fmt(r.requestsPerSecond, 0).padStart(8)} ${fmt(r.p99, 1).padStart(7)} ${fmt(m.serverUs, 0).padStart(11)} ${pgText(m.pgUs).padStart(15)}` +
+          (r.non2xx || r.errors || r.timeouts ? `   non-2xx ${r.non2xx}, errors ${r.errors}, timeouts ${r.timeouts}` : ''))
         if (r.non2xx > 0 || r.errors > 0) failed = true
-        if (profiling) {
-          const file = `${profilePrefix}.${s.key}.cpuprofile`
-          const profile = await profiling.stop()
-          await writeFile(file, JSON.stringify(profile))
-          log(describeProfile(profile, top, r.total, file))
-        }
       }
     }
-    // One figure per route: the median of its rounds (each measure separately).
+    const logBytes = fs.statSync(app.logFile).size - logBytesBefore
+
+    // --- Results ---------------------------------------------------------------------------
     const medianOf = (list: (number | undefined)[]) => (list.some((v) => v === undefined) ? undefined : median(list as number[]))
-    const results: Partial<Record<Key, Measured>> = {}
-    for (const [key, list] of Object.entries(runs) as [Key, Measured[]][]) {
-      results[key] = {
-        ...list[0]!,
-        requestsPerSecond: median(list.map((r) => r.requestsPerSecond)),
-        cpuPerRequest: median(list.map((r) => r.cpuPerRequest)),
-        pgCpuPerRequest: medianOf(list.map((r) => r.pgCpuPerRequest)),
-        p99: median(list.map((r) => r.p99)),
-      }
-    }
     log()
-    log(rounds > 1 ? `medians of ${rounds} rounds:` : 'summary:')
+    log(`Medians of ${rounds} round(s):`)
+    log('| route | req/s | p99 ms | server CPU µs/req | PostgreSQL CPU µs/req |')
+    log('| --- | --- | --- | --- | --- |')
     for (const s of chosen) {
-      const r = results[s.key]!
-      log(
-        `${s.label.padEnd(40)} ${fmt(r.requestsPerSecond, 0).padStart(8)} req/s   p99 ${fmt(r.p99, 1).padStart(6)} ms   server CPU ${fmt(r.cpuPerRequest, 0).padStart(5)} µs/request   ` +
-          `PostgreSQL CPU ${pgText(r.pgCpuPerRequest).padStart(5)} µs/request   ${fmt(statementsPerCall[s.key]!, 2)} statements/call`
-      )
+      const list = runs[s.key]!
+      log(`| ${s.label} | ${fmt(median(list.map((r) => r.requestsPerSecond)), 0)} | ${fmt(median(list.map((r) => r.p99)), 1)} | ${fmt(median(list.map((r) => r.serverUs)), 0)} | ${pgText(medianOf(list.map((r) => r.pgUs)))} |`)
     }
+    log(`the app logged ${fmt(logBytes / Math.max(1, appRequests), 0)} bytes per request (${(logBytes / 2 ** 20).toFixed(1)} MB for ${appRequests} requests)`)
     log()
-    // A ratio compares two routes measured one after the other, in the same round: with several
-    // rounds, the median of the rounds' ratios (each round's listed, so their spread shows).
-    // `at least` targets are floors (throughput), `at most` ones ceilings (CPU); none: shown only.
-    type Measure = 'requestsPerSecond' | 'cpuPerRequest' | 'pgCpuPerRequest'
-    const ratio = (label: string, a: Key, b: Key, measure: Measure, target?: { atLeast: number } | { atMost: number }) => {
+    // A ratio compares two routes measured in the same round: the median of the rounds' ratios.
+    type Measure = 'requestsPerSecond' | 'serverUs' | 'pgUs'
+    let targets = 0
+    let passed = 0
+    const ratio = (label: string, a: Key, b: Key, measure: Measure, target: { atLeast: number } | { atMost: number }) => {
       const ra = runs[a]
       const rb = runs[b]
       if (!ra || !rb) return
       const each = ra.map((r, i) => (r[measure] ?? NaN) / (rb[i]![measure] ?? NaN))
-      const rounds = each.length > 1 ? `   (rounds: ${each.map((v) => show(v)).join(', ')})` : ''
+      const show = (v: number) => (measure === 'requestsPerSecond' ? `${(v * 100).toFixed(1)} %` : `${v.toFixed(2)}×`)
+      const want = 'atLeast' in target ? `≥ ${show(target.atLeast)}` : `≤ ${show(target.atMost)}`
+      targets++
       if (each.some(Number.isNaN)) {
-        log(`${label.padEnd(42)}     n/a   (PostgreSQL's processes cannot be read here)`)
+        failed = true
+        log(`${label.padEnd(64)}     n/a   ${want.padEnd(9)} FAIL (PostgreSQL's processes cannot be read here)`)
         return
       }
       const value = median(each)
-      let verdict = 'no target'
-      if (target) {
-        const pass = 'atLeast' in target ? value >= target.atLeast : value <= target.atMost
-        if (!pass) failed = true
-        verdict = `target ${'atLeast' in target ? `≥ ${show(target.atLeast)}` : `≤ ${show(target.atMost)}`}   ${pass ? 'PASS' : 'FAIL'}`
-      }
-      log(`${label.padEnd(42)} ${show(value).padStart(7)}   ${verdict}${rounds}`)
-      function show(v: number) {
-        return measure === 'requestsPerSecond' ? `${(v * 100).toFixed(1)} %` : `${v.toFixed(2)}×`
-      }
+      const pass = 'atLeast' in target ? value >= target.atLeast : value <= target.atMost
+      if (pass) passed++
+      else failed = true
+      log(`${label.padEnd(64)} ${show(value).padStart(8)}   ${want.padEnd(9)} ${pass ? 'PASS' : 'FAIL'}${each.length > 1 ? `   (rounds: ${each.map(show).join(', ')})` : ''}`)
     }
-    for (const [key, tool] of [['rest', 'get_daily_ops'], ['list', 'list_opportunities']] as const) {
-      ratio(`REST ${tool} / reference req/s`, key, 'ref', 'requestsPerSecond', { atLeast: 0.5 })
-      ratio('  server CPU per call', key, 'ref', 'cpuPerRequest', { atMost: 2 })
-      ratio('  PostgreSQL CPU per call', key, 'ref', 'pgCpuPerRequest', { atMost: 3 })
+    log(`Targets (as shipped, 30 days of events, PostgreSQL; load average ${loadAverage()}):`)
+    for (const [key, label] of [['rest', 'REST get_daily_ops 30d'], ['list', 'REST list_opportunities'], ['project', 'REST get_project']] as const) {
+      ratio(`${label}: req/s of the reference's`, key, 'ref', 'requestsPerSecond', { atLeast: 0.5 })
+      ratio(`${label}: server CPU per request, × the reference's`, key, 'ref', 'serverUs', { atMost: 2 })
+      ratio(`${label}: PostgreSQL CPU per request, × the reference's`, key, 'ref', 'pgUs', { atMost: 3 })
     }
-    ratio('MCP 2025 get_daily_ops / REST', 'mcp', 'rest', 'requestsPerSecond', { atLeast: 0.9 })
-    ratio('MCP 2026 get_daily_ops / REST', 'mcp26', 'rest', 'requestsPerSecond', { atLeast: 0.9 })
-    ratio('MCP 2025 list_opportunities / REST', 'mcplist', 'list', 'requestsPerSecond', { atLeast: 0.9 })
-    ratio('REST get_daily_ops / bare', 'rest', 'bare', 'requestsPerSecond')
+    for (const [key, rest, label] of [['mcp', 'rest', 'MCP get_daily_ops 2025-11-25'], ['mcp26', 'rest', 'MCP get_daily_ops 2026-07-28'],
+      ['mcplist', 'list', 'MCP list_opportunities 2025-11-25'], ['mcplist26', 'list', 'MCP list_opportunities 2026-07-28']] as const) {
+      ratio(`${label}: req/s of REST's`, key, rest, 'requestsPerSecond', { atLeast: 0.9 })
+      ratio(`${label}: server CPU, × REST's`, key, rest, 'serverUs', { atMost: 1.1 })
+    }
+    ratio(`get_daily_ops PostgreSQL CPU, ${a.shards} shards × unsharded`, 'rest', 'flat', 'pgUs', { atMost: 1.2 })
     if (Object.values(runs).flat().some((r) => r.non2xx > 0 || r.errors > 0)) log('FAIL: some requests did not succeed (non-2xx or errors above)')
-    log(`load average after: ${loadAverage()} (other work on the machine skews every figure)`)
+    log(`${passed} of ${targets} targets PASS; load average ${loadAverage()}${quick ? ' (--quick: a check of the bench, not a verdict)' : ''}`)
 
     if (soak > 0) {
-      // The soak: MCP under load for `soak` seconds, both eras in alternating 10 s slices; RSS
-      // is the server process's (the load generator is another process).
-      const mb = (n: number) => `${(n / 1024 / 1024).toFixed(1)} MB`
-      const mem = () => process.memoryUsage()
+      const mb = (n: number) => `${(n / 2 ** 20).toFixed(1)} MB`
+      const startRss = app.rss()
       log()
-      const start = mem()
-      // Where the memory is: V8's heap (used, and reserved), and memory outside it (Buffers).
-      const parts = (m: NodeJS.MemoryUsage) => `heap used ${mb(m.heapUsed)} of ${mb(m.heapTotal)}, external ${mb(m.external)}`
-      log(`soak: ${soak} s of MCP tools/call at ${connections} connections — RSS at start ${mb(start.rss)} (${parts(start)})`)
+      log(`soak: ${soak} s of MCP tools/call at ${connections} connections — the app's RSS at start ${mb(startRss)}`)
       let left = soak
       let total = 0
       let bad = 0
@@ -430,170 +401,52 @@ async function main() {
         total += r.total
         bad += r.non2xx + r.errors
         left -= d
-        if (slice % 6 === 0) {
-          const m = mem()
-          log(`  after ${soak - left} s: RSS ${mb(m.rss)} (${parts(m)})`)
-        }
+        if (slice % 6 === 0) log(`  after ${soak - left} s: RSS ${mb(app.rss())}`)
       }
-      const end = mem()
-      log(`soak: ${total} requests (${fmt(total / soak, 0)} req/s), non-2xx or errors ${bad} — RSS at end ${mb(end.rss)} (${parts(end)}), change ${((end.rss / start.rss - 1) * 100).toFixed(1)} %`)
+      const endRss = app.rss()
+      log(`soak: ${total} requests (${fmt(total / soak, 0)} req/s), non-2xx or errors ${bad} — RSS at end ${mb(endRss)}, change ${((endRss / startRss - 1) * 100).toFixed(1)} %`)
       if (bad > 0) failed = true
     }
-    // autocannon stops with requests still in flight, and their handlers run on. Let them finish
-    // before the app closes and the database is dropped: a pool connection still starting up when
-    // the drop cuts it fails postgres.js's internal type fetch, an unhandled rejection that ends
-    // the process (porsager/postgres#1192, #1223).
-    const worstP99 = Math.max(0, ...Object.values(results).map((r) => r.p99))
-    await new Promise((resolve) => setTimeout(resolve, Math.min(10_000, Math.max(500, 2 * worstP99))))
+    // autocannon stops with requests in flight: let them finish before the servers stop.
+    await new Promise((resolve) => setTimeout(resolve, 1000))
   } catch (err) {
     failed = true
     reportFailure('bench:http', err)
+    if (app) {
+      const lines = fs.readFileSync(app.logFile, 'utf8').split('\n')
+      const errors = lines.filter((l) => /"level":(50|60)/.test(l))
+      if (!app.alive()) log(`the app exited; the end of its log:\n${lines.slice(-15).join('\n')}`)
+      else if (errors.length) log(`the app logged ${errors.length} error(s); the first:\n${errors.slice(0, 2).join('\n').slice(0, 3000)}`)
+    }
   } finally {
     await cleanup()
   }
   process.exit(failed ? 1 : 0)
 }
 
-interface Reference {
-  close(): Promise<void>
-}
-
 /**
- * The yardstick: a plain Fastify instance (no hooks, no plugins) with a postgres.js pool of its
- * own, sized like the app's (10), answering POST /reference {project} with one primary-key
- * lookup of the project as a small JSON object (a body schema and a response schema, like the
- * app's routes). `onStatement` hears every statement the pool sends (postgres.js's `debug`).
- * The lookup is a tagged query, so postgres.js prepares it once per connection (its default);
- * drizzle sends its queries through `unsafe` unnamed, parsed and planned on every call (an
- * unprepared primary-key lookup measured ~4× the PostgreSQL CPU of the prepared one here).
+ * A project's counters folded into shard 0, as if one connection had written them all: each
+ * shard counts what its connection saw first, so the sums are the figures (the read adds them up).
  */
-async function startReference(url: string, port: number, onStatement: (sql: string) => void): Promise<Reference> {
-  const sql = postgres(url, { max: 10, onnotice: () => {}, connection: { application_name: 'growthdesk-bench-reference' }, debug: (_connection, query) => onStatement(query) })
-  const server = Fastify({ logger: false })
-  const Project = { type: 'object', properties: { id: { type: 'string' }, name: { type: 'string' }, timezone: { type: 'string' } }, required: ['id', 'name', 'timezone'] }
-  server.post<{ Body: { project: string } }>(
-    '/reference',
-    {
-      schema: {
-        body: { type: 'object', properties: { project: { type: 'string', minLength: 1 } }, required: ['project'], additionalProperties: false },
-        response: { 200: Project, 404: { type: 'object', properties: { error: { type: 'string' } } } },
-      },
-    },
-    async (request, reply) => {
-      const [row] = await sql`select id, name, timezone from projects where id = ${request.body.project}`
-      return row ?? reply.code(404).send({ error: 'not_found' })
-    }
-  )
-  await server.listen({ host: '127.0.0.1', port })
-  return {
-    async close() {
-      await server.close()
-      await sql.end({ timeout: 5 })
-    },
-  }
+async function foldShards(sql: postgres.Sql, project: string) {
+  await sql.begin(async (tx) => {
+    await tx`create temp table fold_counts on commit drop as
+      select project_id, day, event, sum(events) as events, sum(unique_users) as unique_users from daily_event_counts where project_id = ${project} group by 1, 2, 3`
+    await tx`delete from daily_event_counts where project_id = ${project}`
+    await tx`insert into daily_event_counts (project_id, day, event, shard, events, unique_users) select project_id, day, event, 0, events, unique_users from fold_counts`
+    await tx`create temp table fold_days on commit drop as
+      select project_id, day, sum(users) as users from user_activity_days where project_id = ${project} group by 1, 2`
+    await tx`delete from user_activity_days where project_id = ${project}`
+    await tx`insert into user_activity_days (project_id, day, shard, users) select project_id, day, 0, users from fold_days`
+    await tx`create temp table fold_stats on commit drop as
+      select project_id, max(last_event_at) as last_event_at, sum(events) as events from project_event_stats where project_id = ${project} group by 1`
+    await tx`delete from project_event_stats where project_id = ${project}`
+    await tx`insert into project_event_stats (project_id, shard, last_event_at, events) select project_id, 0, last_event_at, events from fold_stats`
+  })
 }
 
-/**
- * PostgreSQL's CPU time spent for the bench: utime + stime (/proc/<pid>/stat, in clock ticks)
- * of the client backends connected to the bench database, i.e. the app's pool and the
- * reference's. Only those: summing every postgres process would add the checkpointer, WAL writer,
- * autovacuum and other databases' sessions, background noise that is no request's cost and
- * would blur a ratio of two small figures. The pools are warm, so the pids are stable; the list
- * is read again after each scenario, and a backend that appeared meanwhile counts from zero. A
- * pid whose process is not named postgres (PostgreSQL on another machine) is not read: then
- * there is no figure.
- */
-function postgresCpuMeter(monitor: postgres.Sql, dbName: string) {
-  let ticksPerSecond = 100
-  try {
-    ticksPerSecond = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100
-  } catch {
-    // getconf missing: Linux's USER_HZ is 100 nearly everywhere.
-  }
-  const cpu = (pid: number): number | undefined => {
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-      const close = stat.lastIndexOf(')')
-      if (stat.slice(stat.indexOf('(') + 1, close) !== 'postgres') return undefined
-      // After "pid (comm) " come fields 3 (state) onwards: utime is field 14, stime 15.
-      const fields = stat.slice(close + 2).split(' ')
-      return ((Number(fields[11]) + Number(fields[12])) * 1e6) / ticksPerSecond
-    } catch {
-      return undefined
-    }
-  }
-  return {
-    /** CPU µs per backend pid, now. */
-    async read(): Promise<Map<number, number>> {
-      const rows = await monitor<{ pid: number }[]>`select pid from pg_stat_activity where datname = ${dbName} and backend_type = 'client backend'`
-      const usage = new Map<number, number>()
-      for (const { pid } of rows) {
-        const us = cpu(pid)
-        if (us !== undefined) usage.set(pid, us)
-      }
-      return usage
-    },
-    /** CPU µs used between two readings (undefined when neither could read a backend). */
-    since(before: Map<number, number>, after: Map<number, number>): number | undefined {
-      if (before.size === 0 && after.size === 0) return undefined
-      let used = 0
-      for (const [pid, us] of after) used += us - (before.get(pid) ?? 0)
-      // A backend gone since (a pool that dropped a connection) took its last figures with it.
-      return used
-    },
-  }
-}
-
-interface CpuProfile {
-  nodes: { id: number; callFrame: { functionName: string; url: string; lineNumber: number }; children?: number[] }[]
-  samples: number[]
-  timeDeltas: number[]
-  startTime: number
-  endTime: number
-}
-
-/** A CPU profile of this (the server's) process, started now. */
-async function startProfile(): Promise<{ stop(): Promise<CpuProfile> }> {
-  const session = new Session()
-  session.connect()
-  await session.post('Profiler.enable')
-  await session.post('Profiler.setSamplingInterval', { interval: 200 })
-  await session.post('Profiler.start')
-  return {
-    async stop() {
-      const { profile } = await session.post('Profiler.stop')
-      session.disconnect()
-      return profile as unknown as CpuProfile
-    },
-  }
-}
-
-/** The functions and the packages (or app folders) with the most self time, per request. */
-function describeProfile(profile: CpuProfile, top: number, requests: number, file: string): string {
-  const self = new Map<number, number>()
-  profile.samples.forEach((id, i) => self.set(id, (self.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0)))
-  const total = profile.endTime - profile.startTime
-  const byFunction = new Map<string, number>()
-  const byPackage = new Map<string, number>()
-  const root = new URL('..', import.meta.url).href
-  for (const node of profile.nodes) {
-    const t = self.get(node.id) ?? 0
-    if (t === 0) continue
-    const { functionName, url, lineNumber } = node.callFrame
-    const where = url.startsWith(root) ? url.slice(root.length) : url
-    const key = `${functionName || '(anonymous)'}  ${where ? `${where}:${lineNumber + 1}` : ''}`
-    byFunction.set(key, (byFunction.get(key) ?? 0) + t)
-    const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(where)?.[1] ??
-      (where.startsWith('node:') ? 'node: (built-in)' : where === '' ? functionName || '(native)' : where.split('/').slice(0, where.includes('/') ? 1 : 0).join('/') || where)
-    byPackage.set(pkg, (byPackage.get(pkg) ?? 0) + t)
-  }
-  const perRequest = (us: number) => `${fmt(us / Math.max(1, requests), 1).padStart(7)} µs/req`
-  const share = (us: number) => `${((us / Math.max(1, total)) * 100).toFixed(1).padStart(5)} %`
-  const lines = [`  profile ${file}: ${fmt(total / 1000, 0)} ms, ${requests} requests; top self time:`]
-  for (const [k, t] of [...byFunction].sort((a, b) => b[1] - a[1]).slice(0, top)) lines.push(`    ${share(t)} ${perRequest(t)}  ${k}`)
-  lines.push('  by package / folder:')
-  for (const [k, t] of [...byPackage].sort((a, b) => b[1] - a[1]).slice(0, 15)) lines.push(`    ${share(t)} ${perRequest(t)}  ${k}`)
-  return lines.join('\n')
+function pgText(us: number | undefined): string {
+  return us === undefined ? 'n/a' : fmt(us, 0)
 }
 
 function fmt(n: number, digits: number): string {
