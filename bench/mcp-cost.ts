@@ -42,7 +42,7 @@ const USAGE = `Usage: node bench/mcp-cost.ts [options]
   --duration <s>       seconds per measured run (default 3)
   --warmup <s>         seconds of unmeasured burst per variant and scenario before round 1 (default 2)
   --rounds <n>         rounds, each in a rotated order (default 3)
-  --idle <s>           seconds idle before the idle RSS is read (default 5)
+  --idle <s>           seconds each server idles after its start and seeding before its idle RSS is read (default 5)
   --embedded           the embedded database (a temporary DATA_DIR per server) instead of PostgreSQL
   --db-prefix <name>   database names on BENCH_DATABASE_URL's server (default growthdesk_bench_mcpcost)
 `
@@ -191,10 +191,13 @@ async function main() {
     const database = a.embedded ? 'embedded (PGlite, in the server process)' : `PostgreSQL ${await serverVersion()}`
     log(`growthdesk bench:mcp-cost — ${database}, ${os.cpus().length} CPUs, Node ${process.version}, load average ${loadAverage()}`)
     log(`npm start: node ${startCommand.join(' ')}; fixed load ${rate} req/s over 10 connections, burst ${connections} connections; ${duration} s a run, ${rounds} rounds`)
-    for (const [i, variant] of variants.entries()) await startServer(variant, i, prefix, a.embedded!, (s) => servers.push(s))
-    // Started one after another, so the first servers have idled longer; all idle a while more.
-    await new Promise((resolve) => setTimeout(resolve, idle * 1000))
-    for (const s of servers) s.idleRssMb = rssMbOf(s.child.pid!)
+    // One after another, each read after the same idle time since its own start (V8 gives memory
+    // back after a while idle: a server read later would look smaller).
+    for (const [i, variant] of variants.entries()) {
+      const s = await startServer(variant, i, prefix, a.embedded!, (started) => servers.push(started))
+      await new Promise((resolve) => setTimeout(resolve, idle * 1000))
+      s.idleRssMb = rssMbOf(s.child.pid!)
+    }
     for (const s of servers) log(`  ${s.variant.label.padEnd(36)} pid ${s.child.pid}  node ${s.variant.args.filter((x) => x.startsWith('--')).join(' ')}  idle RSS ${s.idleRssMb.toFixed(1)} MB`)
 
     const taskOf = (s: Server, scenario: Scenario) => {
