@@ -44,6 +44,7 @@ export const EnvSchema = Type.Object({
     ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)),
     { default: 'info' }
   ),
+  LOG_REQUESTS: Type.Union([Type.Literal('true'), Type.Literal('false')], { default: 'true' }),
   MCP_CONFORMANCE_FIXTURES: Type.Union([Type.Literal('true'), Type.Literal('false')], { default: 'false' }),
   /** Any value; only `production` changes anything (Config.production). */
   NODE_ENV: Type.Optional(Type.String()),
@@ -84,6 +85,7 @@ const hints: Record<keyof Env, string> = {
   SECRETS_KEY: 'a 32-byte key in base64 (44 characters, e.g. from `openssl rand -base64 32`) or hex (64 characters)',
   SECRETS_KEY_PREVIOUS: 'a comma-separated list of 32-byte keys, each in base64 (44 characters) or hex (64 characters)',
   LOG_LEVEL: 'one of fatal, error, warn, info, debug, trace, silent',
+  LOG_REQUESTS: 'true or false',
   MCP_CONFORMANCE_FIXTURES: 'true or false (true only to run the MCP conformance suite, never in production)',
   NODE_ENV: 'production, or anything else for development',
 }
@@ -125,6 +127,8 @@ export interface Config {
   /** Fastify's trustProxy: behind a TLS-terminating proxy, X-Forwarded-* tell the client's protocol and address. */
   trustProxy?: boolean | number | string[]
   logLevel: Env['LOG_LEVEL']
+  /** LOG_REQUESTS: one info line per completed request (default true); false keeps errors and the rest. */
+  logRequests?: boolean
   /** A request (headers and body) must arrive whole within this; a half-sent one is closed. */
   requestTimeoutMs: number
   /** An idle keep-alive connection is closed after this. */
@@ -280,6 +284,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     allowedOrigins,
     trustProxy,
     logLevel: e.LOG_LEVEL,
+    logRequests: e.LOG_REQUESTS === 'true',
     oauthClientMetadataPrivateNetwork,
     requestTimeoutMs: e.REQUEST_TIMEOUT_MS,
     keepAliveTimeoutMs: e.KEEP_ALIVE_TIMEOUT_MS,

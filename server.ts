@@ -87,7 +87,7 @@ app.log.info({
   },
 }, `ready in ${ms(performance.now())} ms`)
 
-// Start-up leaves garbage behind and a young generation grown to its largest (two 4 MB
+// Start-up leaves garbage behind and a young generation grown to its largest (two 8 MB
 // semi-spaces), which an idle server would keep. A second after the start, one memory-reducing
 // collection (V8's "last resort" GC: it compacts, shrinks the young generation and returns free
 // pages) hands that back: idle RSS on PostgreSQL ~102 -> ~89 MB (bench:start). npm start runs Node

@@ -31,6 +31,8 @@ declare module 'autocannon' {
     method?: string
     headers?: Record<string, string>
     body?: string
+    /** At most this many requests a second across all connections. */
+    overallRate?: number
     /** Requests in turn on each connection; setupRequest may rewrite one before it is sent. */
     requests?: { method?: string; path?: string; headers?: Record<string, string>; body?: string; setupRequest?: (req: { method?: string; path?: string; headers?: Record<string, string>; body?: string }) => { method?: string; path?: string; headers?: Record<string, string>; body?: string } }[]
   }

@@ -41,6 +41,8 @@ export interface CannonTask {
   bodies?: { fixed: Record<string, unknown>; random: Record<string, readonly unknown[]>; cycle: Record<string, readonly unknown[]> }
   connections: number
   seconds: number
+  /** At most this many requests a second across all connections (autocannon's overallRate); default: as fast as answered. */
+  rate?: number
 }
 
 export interface CannonResult {
@@ -119,6 +121,7 @@ async function latency(task: Extract<ClientTask, { kind: 'latency' }>): Promise<
 
 async function cannon(task: CannonTask): Promise<CannonResult> {
   const options: AutocannonOptions = { url: task.url, method: task.method ?? 'GET', headers: task.headers, body: task.body, connections: task.connections, duration: task.seconds }
+  if (task.rate !== undefined) options.overallRate = task.rate
   if (task.bodies) {
     const { fixed, random, cycle } = task.bodies
     let n = 0

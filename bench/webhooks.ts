@@ -205,7 +205,7 @@ async function main() {
     const port = await freePort()
     const origin = `http://127.0.0.1:${port}`
     const root = path.join(import.meta.dirname, '..')
-    server = spawn(process.execPath, ['--max-semi-space-size=4', '--expose-gc', '--no-wasm-tier-up', '--no-wasm-dynamic-tiering', 'start.js'], {
+    server = spawn(process.execPath, ['--max-semi-space-size=8', '--expose-gc', '--no-wasm-tier-up', '--no-wasm-dynamic-tiering', 'start.js'], {
       cwd: root,
       env: {
         ...process.env,

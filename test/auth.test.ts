@@ -404,7 +404,7 @@ t.test('no key reaches the logs', async (t) => {
   const lines = logs.trim().split('\n')
   // A logged bare `headers` object is checked on its own below.
   const covered = lines.filter((line) => !line.includes('"msg":"raw headers"')).join('\n')
-  t.equal(lines.filter((line) => line.includes('"msg":"incoming request"')).length, 6, 'the capture sees every request')
+  t.equal(lines.filter((line) => line.includes('"msg":"request completed"') && line.includes('"url":"/')).length, 6, 'the capture sees every request, its URL on its one line')
   t.match(covered, /daily-ops/)
   t.match(covered, /"msg":"headers seen"/)
   t.match(covered, /"credentials":\{"key":"\[redacted\]","token":"\[redacted\]"\}/, 'key and token fields are censored')

@@ -17,6 +17,7 @@ t.test('defaults: 127.0.0.1:3000, embedded database in ./.data, public URL from 
     allowedOrigins: [],
     trustProxy: false,
     logLevel: 'info',
+    logRequests: true,
     oauthClientMetadataPrivateNetwork: false,
     requestTimeoutMs: 25_000,
     keepAliveTimeoutMs: 72_000,
