@@ -26,8 +26,8 @@ import { haproxyUnavailable, startHaproxy, type Haproxy } from './haproxy.ts'
 
 const run = promisify(execFile)
 const ROOT = path.resolve(import.meta.dirname, '..')
-// `npm start`'s command (package.json), so that the instances run as deployed.
-const START = ['--max-semi-space-size=4', '--expose-gc', '--no-wasm-tier-up', '--no-wasm-dynamic-tiering', path.join(ROOT, 'start.js')]
+// `npm start`'s command (package.json's `node <flags> start.js`), so that the instances run as deployed.
+const START = (JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')).scripts.start as string).split(/\s+/).slice(1)
 const DATABASE = 'growthdesk'
 const MCP_VERSION = '2025-11-25'
 
