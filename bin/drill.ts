@@ -139,7 +139,12 @@ interface Instance {
   child: ChildProcess | null
   log: string
   starts: number
+  /** Set before the drill kills or stops it: any other exit is a failure of the drill. */
+  expectExit: boolean
 }
+
+/** Instances that exited without being asked to, with where and why (their log's last error). */
+const unexpectedExits: { instance: string; phase: Phase; code: number | null; signal: string | null; reason: string }[] = []
 
 const cleanups: (() => Promise<void>)[] = []
 let cleaning: Promise<void> | null = null
@@ -186,7 +191,7 @@ async function main() {
   const workers = startLoad(setup)
 
   phase = 'warm-up'
-  progress(`warm-up: ${phaseMs / 1000} s of load (${writers} writers, ingestion, metrics, MCP) through http://127.0.0.1 LB ${setup.origin}`)
+  progress(`warm-up: ${phaseMs / 1000} s of load (${writers} writers, ingestion, metrics, MCP) through the LB at ${setup.origin}`)
   await sleep(phaseMs)
 
   phase = 'kill'
@@ -194,6 +199,7 @@ async function main() {
   await sleep(Math.min(2000, phaseMs / 4))
   const inFlightAtKill = inFlight
   progress(`kill: kill -9 of ${victim.name} (pid ${victim.child?.pid}) with ${inFlightAtKill} requests in flight through the LB`)
+  victim.expectExit = true
   victim.child?.kill('SIGKILL')
   await sleep(phaseMs - Math.min(2000, phaseMs / 4))
   progress(`kill: restarting ${victim.name}`)
@@ -281,6 +287,7 @@ async function main() {
       lb_states_at_end: lbStates,
       errors: tally('switchover').errors,
     },
+    instances_exited: unexpectedExits,
     server_errors: serverErrors.length,
     server_error_examples: serverErrors.slice(0, 5),
     load_average: { before: loadBefore, after: loadAverage() },
@@ -291,6 +298,7 @@ async function main() {
     ryw.violations > 0 && `${ryw.violations} read-your-writes violations`,
     serverErrors.length > 0 && `${serverErrors.length} answers were a 5xx other than 502/503/504`,
     recoveryMs === null && 'no write succeeded after the switchover',
+    unexpectedExits.length > 0 && `instances exited by themselves: ${unexpectedExits.map((e) => `${e.instance} (${e.phase})`).join(', ')}`,
     restarted.length > 0 && `instances were restarted by the switchover: ${restarted.join(', ')}`,
     Object.values(reconnected).some((ms) => ms === null) && 'an instance did not answer /health after the switchover',
   ].filter((f): f is string => typeof f === 'string')
@@ -344,6 +352,7 @@ async function prepare(writers: number, keep: boolean): Promise<Setup> {
     port,
     child: null,
     starts: 0,
+    expectExit: false,
     log: path.join(dir, `app${i + 1}.log`),
     env: {
       PATH: process.env.PATH,
@@ -399,6 +408,15 @@ async function startInstance(inst: Instance, origin: string) {
   fs.closeSync(log)
   inst.child = child
   inst.starts++
+  inst.expectExit = false
+  child.once('exit', (code, signal) => {
+    if (inst.expectExit) return
+    const lines = fs.readFileSync(inst.log, 'utf8').trim().split('\n').reverse()
+    const last = lines.map((l) => { try { return JSON.parse(l) } catch { return null } }).find((l) => l?.level >= 50)
+    const reason = last ? `${last.msg}: ${last.err?.message ?? ''} ${(last.err?.stack ?? '').split('\n')[1]?.trim() ?? ''}`.trim() : (lines[0] ?? '')
+    unexpectedExits.push({ instance: inst.name, phase, code, signal, reason })
+    progress(`${inst.name} exited by itself (${code ?? signal}) during ${phase}: ${reason}`)
+  })
   for (let i = 0; i < 600; i++) {
     if (child.exitCode !== null) throw new Error(`${inst.name} exited (${child.exitCode}): ${fs.readFileSync(inst.log, 'utf8').slice(-2000)}`)
     const ok = await fetch(`http://127.0.0.1:${inst.port}/health`).then((r) => r.ok, () => false)
@@ -410,6 +428,7 @@ async function startInstance(inst: Instance, origin: string) {
 
 async function stopInstance(inst: Instance) {
   const child = inst.child
+  inst.expectExit = true
   if (!child || child.exitCode !== null || child.signalCode !== null) return
   const exited = new Promise((resolve) => child.once('exit', resolve))
   child.kill('SIGTERM')
@@ -591,6 +610,8 @@ function describe(r: Record<string, any>, failures: string[]): string {
   lines.push(`  instances healthy again (direct /health): ${Object.entries(s.instances_healthy_ms).map(([k, v]) => `${k} ${v ?? 'never'} ms`).join(', ')}; restarted: ${s.instances_restarted.length ? s.instances_restarted.join(', ') : 'none'}`)
   lines.push(`  haproxy's view of the instances at the end: ${Object.entries(s.lb_states_at_end).map(([k, v]) => `${k} ${v}`).join(', ')}`)
   lines.push(`  errors during it: ${Object.entries(s.errors).map(([k, v]) => `${k} ×${v}`).join('; ') || 'none'}`)
+  lines.push('', `Instances that exited by themselves: ${r.instances_exited.length || 'none'}`)
+  for (const e of r.instances_exited) lines.push(`  ${e.instance} during ${e.phase} (${e.code ?? e.signal}): ${e.reason}`)
   lines.push('', `5xx answers other than 502/503/504: ${r.server_errors}`)
   for (const e of r.server_error_examples) lines.push(`  ${e}`)
   lines.push('', failures.length ? `FAILED: ${failures.join('; ')}` : 'OK: nothing acknowledged lost, every writer read its own writes, no 500, recovered without a restart')

@@ -57,6 +57,7 @@ t.test('npm run drill: nothing acknowledged lost, read-your-writes, recovery aft
     writes: Record<string, { acknowledged: number; found: number; lost: number }>
     read_your_writes: { reads: number; violations: number }
     server_errors: number
+    instances_exited: unknown[]
     switchover: { first_write_ms: number | null; instances_restarted: string[]; instances_healthy_ms: Record<string, number | null> }
   }
   t.same(report.failures, [], 'the drill names no failure')
@@ -68,6 +69,7 @@ t.test('npm run drill: nothing acknowledged lost, read-your-writes, recovery aft
   t.ok(report.read_your_writes.reads > 0, 'writers read their writes back')
   t.equal(report.read_your_writes.violations, 0, 'every writer read its own writes')
   t.equal(report.server_errors, 0, 'no 500')
+  t.same(report.instances_exited, [], 'no instance exited by itself')
   t.not(report.switchover.first_write_ms, null, 'a write succeeded after the switchover')
   t.same(report.switchover.instances_restarted, [], 'no instance restarted by the switchover')
   t.notOk(Object.values(report.switchover.instances_healthy_ms).includes(null), 'every instance answers /health again')
