@@ -411,9 +411,15 @@ async function startInstance(inst: Instance, origin: string) {
   inst.expectExit = false
   child.once('exit', (code, signal) => {
     if (inst.expectExit) return
+    // Why: the shutdown after an uncaught error when it was logged, else an uncaught error's
+    // stack written by Node itself, else the last error logged (the shutdown's line may be lost).
     const lines = fs.readFileSync(inst.log, 'utf8').trim().split('\n').reverse()
-    const last = lines.map((l) => { try { return JSON.parse(l) } catch { return null } }).find((l) => l?.level >= 50)
-    const reason = last ? `${last.msg}: ${last.err?.message ?? ''} ${(last.err?.stack ?? '').split('\n')[1]?.trim() ?? ''}`.trim() : (lines[0] ?? '')
+    const logged = lines.map((l) => { try { return JSON.parse(l) } catch { return null } })
+    const line = (l: { msg?: string; err?: { message?: string; stack?: string } }) => `${l.msg}: ${l.err?.message ?? ''} ${(l.err?.stack ?? '').split('\n')[1]?.trim() ?? ''}`.trim()
+    const shutdown = logged.find((l) => l?.msg === 'shutting down after an error')
+    const uncaught = lines.find((l) => /^\w*Error\b/.test(l))
+    const last = logged.find((l) => l?.level >= 50)
+    const reason = shutdown ? line(shutdown) : uncaught ?? (last ? `last error logged: ${line(last)}` : (lines[0] ?? ''))
     unexpectedExits.push({ instance: inst.name, phase, code, signal, reason })
     progress(`${inst.name} exited by itself (${code ?? signal}) during ${phase}: ${reason}`)
   })
@@ -606,8 +612,8 @@ function describe(r: Record<string, any>, failures: string[]): string {
   for (const e of r.read_your_writes.examples) lines.push(`  ${e}`)
   lines.push(`Another key while replay was paused: ${r.other_key_reads_while_paused.reads} reads, ${r.other_key_reads_while_paused.stale} saw an older version (a replica's lag, not an error)`)
   const s = r.switchover
-  lines.push('', `Switchover: database front repointed after ${s.repointed_ms} ms; first write through the LB after ${s.first_write_ms ?? 'never'} ms`)
-  lines.push(`  instances healthy again (direct /health): ${Object.entries(s.instances_healthy_ms).map(([k, v]) => `${k} ${v ?? 'never'} ms`).join(', ')}; restarted: ${s.instances_restarted.length ? s.instances_restarted.join(', ') : 'none'}`)
+  lines.push('', `Switchover: database front repointed after ${s.repointed_ms} ms; first write through the LB ${s.first_write_ms === null ? 'never' : `after ${s.first_write_ms} ms`}`)
+  lines.push(`  instances healthy again (direct /health): ${Object.entries(s.instances_healthy_ms).map(([k, v]) => `${k} ${v === null ? 'never' : `${v} ms`}`).join(', ')}; restarted: ${s.instances_restarted.length ? s.instances_restarted.join(', ') : 'none'}`)
   lines.push(`  haproxy's view of the instances at the end: ${Object.entries(s.lb_states_at_end).map(([k, v]) => `${k} ${v}`).join(', ')}`)
   lines.push(`  errors during it: ${Object.entries(s.errors).map(([k, v]) => `${k} ×${v}`).join('; ') || 'none'}`)
   lines.push('', `Instances that exited by themselves: ${r.instances_exited.length || 'none'}`)
