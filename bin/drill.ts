@@ -146,6 +146,11 @@ interface Instance {
 /** Instances that exited without being asked to, with where and why (their log's last error). */
 const unexpectedExits: { instance: string; phase: Phase; code: number | null; signal: string | null; reason: string }[] = []
 
+// Ctrl-C (or SIGTERM) aborts this: the drill stops at its next step, and cleans up all it made.
+const interrupt = new AbortController()
+const pause = (ms: number) => sleep(ms, undefined, { signal: interrupt.signal })
+const checkpoint = () => interrupt.signal.throwIfAborted()
+
 const cleanups: (() => Promise<void>)[] = []
 let cleaning: Promise<void> | null = null
 function cleanUp() {
@@ -164,16 +169,24 @@ function loadAverage() {
 }
 
 async function main() {
-  const { values: args } = parseArgs({
-    args: process.argv.slice(2),
-    options: {
-      'phase-seconds': { type: 'string', default: '15' },
-      writers: { type: 'string', default: '4' },
-      json: { type: 'boolean', default: false },
-      keep: { type: 'boolean', default: false },
-      help: { type: 'boolean', default: false },
-    },
-  })
+  const parsed = (() => {
+    // Its refusals (an unknown option, a missing value) are usage errors.
+    try {
+      return parseArgs({
+        args: process.argv.slice(2),
+        options: {
+          'phase-seconds': { type: 'string', default: '15' },
+          writers: { type: 'string', default: '4' },
+          json: { type: 'boolean', default: false },
+          keep: { type: 'boolean', default: false },
+          help: { type: 'boolean', default: false },
+        },
+      })
+    } catch (err) {
+      throw new UsageError((err as Error).message)
+    }
+  })()
+  const args = parsed.values
   if (args.help) {
     process.stdout.write(USAGE + '\n')
     return 0
@@ -192,23 +205,23 @@ async function main() {
 
   phase = 'warm-up'
   progress(`warm-up: ${phaseMs / 1000} s of load (${writers} writers, ingestion, metrics, MCP) through the LB at ${setup.origin}`)
-  await sleep(phaseMs)
+  await pause(phaseMs)
 
   phase = 'kill'
   const victim = setup.instances[2]!
-  await sleep(Math.min(2000, phaseMs / 4))
+  await pause(Math.min(2000, phaseMs / 4))
   const inFlightAtKill = inFlight
   progress(`kill: kill -9 of ${victim.name} (pid ${victim.child?.pid}) with ${inFlightAtKill} requests in flight through the LB`)
   victim.expectExit = true
   victim.child?.kill('SIGKILL')
-  await sleep(phaseMs - Math.min(2000, phaseMs / 4))
+  await pause(phaseMs - Math.min(2000, phaseMs / 4))
   progress(`kill: restarting ${victim.name}`)
   await startInstance(victim, setup.origin)
 
   phase = 'paused replay'
   await setup.replica.pauseReplay()
   progress(`paused replay: replay paused on the replica for ${phaseMs / 1000} s`)
-  await sleep(phaseMs)
+  await pause(phaseMs)
   await setup.replica.resumeReplay()
   progress('paused replay: resumed')
 
@@ -225,7 +238,7 @@ async function main() {
   for (let i = 0; i < 100; i++) {
     replayed = await setup.replica.psql(`select pg_last_wal_replay_lsn() >= '${endOfWal}'::pg_lsn`)
     if (replayed === 't') break
-    await sleep(100)
+    await pause(100)
   }
   if (replayed !== 't') throw new Error(`the replica did not replay up to the old primary's end of WAL (${endOfWal})`)
   await setup.replica.promote()
@@ -234,11 +247,11 @@ async function main() {
   progress(`switchover: replica promoted and the database front repointed after ${repointedMs} ms`)
   const reconnecting = waitForInstances(setup, switchStarted, 60_000)
   // The first write acknowledged after the switchover began, through the LB.
-  while (recoveredAfter() === null && Date.now() - switchStarted < 60_000) await sleep(50)
+  while (recoveredAfter() === null && Date.now() - switchStarted < 60_000) await pause(50)
   const recoveryMs = writesAfterSwitch
   progress(recoveryMs === null ? 'switchover: no write succeeded within 60 s' : `switchover: first write through the LB ${recoveryMs} ms after the switchover began`)
   phase = 'after'
-  await sleep(phaseMs)
+  await pause(phaseMs)
   const reconnected = await reconnecting
   const lbStates = await setup.haproxy.states('instances')
 
@@ -296,6 +309,8 @@ async function main() {
   const failures = [
     lost > 0 && `${lost} acknowledged writes are missing`,
     ryw.violations > 0 && `${ryw.violations} read-your-writes violations`,
+    // Every request in flight through the LB at the kill is an upper bound of what the kill may cost.
+    sum(tally('kill').errors) > inFlightAtKill && `the kill cost ${sum(tally('kill').errors)} failed requests, more than the ${inFlightAtKill} in flight`,
     serverErrors.length > 0 && `${serverErrors.length} answers were a 5xx other than 502/503/504`,
     recoveryMs === null && 'no write succeeded after the switchover',
     unexpectedExits.length > 0 && `instances exited by themselves: ${unexpectedExits.map((e) => `${e.instance} (${e.phase})`).join(', ')}`,
@@ -322,9 +337,11 @@ async function prepare(writers: number, keep: boolean): Promise<Setup> {
   cleanups.push(() => destroyCluster(...servers))
   const primary = await createPrimary()
   servers.push(primary)
+  checkpoint()
   await primary.psql(`create database ${DATABASE}`)
   const replica = await createReplica(primary)
   servers.push(replica)
+  checkpoint()
   progress(`PostgreSQL: primary on ${primary.port}, streaming replica on ${replica.port}`)
 
   const secretsKey = randomBytes(32).toString('base64')
@@ -341,9 +358,11 @@ async function prepare(writers: number, keep: boolean): Promise<Setup> {
   const writerKeys: string[] = []
   for (let i = 0; i < writers; i++) {
     const user = await cli(['admin', 'create-user', '--json', '--email', `writer${i}@drill.test`, '--project', boot.project.id, '--role', 'reviewer'])
+    checkpoint()
     writerKeys.push(user.keys.service)
   }
   progress(`workspace, project ${boot.project.slug} and ${writers} writers with a key each`)
+  checkpoint()
 
   const [httpPort, dbPort, ...ports] = await Promise.all([freePort(), freePort(), freePort(), freePort(), freePort()])
   const origin = `http://127.0.0.1:${httpPort}`
@@ -379,10 +398,12 @@ async function prepare(writers: number, keep: boolean): Promise<Setup> {
     databases: { pg1: primary.port, pg2: replica.port },
   })
   cleanups.push(() => haproxy.stop())
+  checkpoint()
   cleanups.push(async () => {
     await Promise.all(instances.map((i) => stopInstance(i)))
   })
   await Promise.all(instances.map((i) => startInstance(i, origin)))
+  checkpoint()
   for (let i = 0; i < 40; i++) {
     const states = await haproxy.states('instances')
     if (Object.values(states).every((s) => s === 'UP')) break
@@ -402,6 +423,7 @@ async function prepare(writers: number, keep: boolean): Promise<Setup> {
 }
 
 async function startInstance(inst: Instance, origin: string) {
+  checkpoint()
   fs.mkdirSync(inst.env.DATA_DIR!, { recursive: true })
   const log = fs.openSync(inst.log, 'a')
   const child = spawn(process.execPath, START, { cwd: ROOT, env: inst.env, stdio: ['ignore', log, log] })
@@ -410,7 +432,7 @@ async function startInstance(inst: Instance, origin: string) {
   inst.starts++
   inst.expectExit = false
   child.once('exit', (code, signal) => {
-    if (inst.expectExit) return
+    if (inst.expectExit || stopping) return
     // Why: the shutdown after an uncaught error when it was logged, else an uncaught error's
     // stack written by Node itself, else the last error logged (the shutdown's line may be lost).
     const lines = fs.readFileSync(inst.log, 'utf8').trim().split('\n').reverse()
@@ -427,7 +449,7 @@ async function startInstance(inst: Instance, origin: string) {
     if (child.exitCode !== null) throw new Error(`${inst.name} exited (${child.exitCode}): ${fs.readFileSync(inst.log, 'utf8').slice(-2000)}`)
     const ok = await fetch(`http://127.0.0.1:${inst.port}/health`).then((r) => r.ok, () => false)
     if (ok) return
-    await sleep(100)
+    await pause(100)
   }
   throw new Error(`${inst.name} did not answer /health within 60 s (LB ${origin})`)
 }
@@ -625,9 +647,13 @@ function describe(r: Record<string, any>, failures: string[]): string {
 }
 
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(signal, () => {
-    progress(`${signal}: cleaning up`)
+  process.on(signal, () => {
     stopping = true
+    if (!interrupt.signal.aborted) {
+      progress(`${signal}: stopping and cleaning up (again to quit at once)`)
+      interrupt.abort()
+      return
+    }
     cleanUp().finally(() => process.exit(130))
   })
 }
@@ -636,9 +662,12 @@ let code = 2
 try {
   code = await main()
 } catch (err) {
-  if (err instanceof UsageError) process.stderr.write(`drill: ${err.message}\n${err.message.startsWith('cannot') ? '' : USAGE + '\n'}`)
+  if (interrupt.signal.aborted) {
+    process.stderr.write('drill: interrupted\n')
+    code = 130
+  } else if (err instanceof UsageError) process.stderr.write(`drill: ${err.message}\n${err.message.startsWith('cannot') ? '' : USAGE + '\n'}`)
   else process.stderr.write(`drill: ${(err as Error).stack}\n`)
-  code = 2
+  if (!interrupt.signal.aborted) code = 2
 } finally {
   stopping = true
   await cleanUp()
