@@ -57,6 +57,8 @@ export interface PgServer {
   promote(): Promise<void>
   pauseReplay(): Promise<void>
   resumeReplay(): Promise<void>
+  /** The last checkpoint's WAL location from pg_controldata (after a clean stop: the end of its WAL). */
+  checkpointLsn(): Promise<string>
   /** The server log so far (for a failure's message). */
   log(): string
 }
@@ -127,6 +129,12 @@ function server(name: string, port: number, dataDir: string): PgServer {
     },
     async resumeReplay() {
       await self.psql('select pg_wal_replay_resume()')
+    },
+    async checkpointLsn() {
+      const { stdout } = await pg('pg_controldata', ['-D', dataDir])
+      const lsn = /^Latest checkpoint location:\s*(\S+)$/m.exec(stdout)?.[1]
+      if (!lsn) throw new Error(`pg_controldata of ${name} names no checkpoint location`)
+      return lsn
     },
     log() {
       try {
