@@ -15,6 +15,7 @@ import toolPluginsPlugin, { loadToolPlugins, type PluginSource } from './plugins
 import builtinTools from './tools/index.ts'
 import webhooksPlugin from './plugins/webhooks.ts'
 import retentionPlugin from './plugins/retention.ts'
+import counterFoldsPlugin from './plugins/counter-folds.ts'
 import alertsPlugin from './plugins/alerts.ts'
 import mailPlugin from './plugins/mail.ts'
 import digestsPlugin from './plugins/digests.ts'
@@ -258,6 +259,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     await app.register(registryPlugin, { now: options.now ?? (() => new Date()), checkOutputs: options.checkOutputs, webhookPolicy, publicUrl: config.publicUrl })
     await app.register(webhooksPlugin, { policy: webhookPolicy, enabled: config.webhooks?.enabled ?? false })
     await app.register(retentionPlugin, { intervalMs: config.retention?.intervalMs ?? 0 })
+    await app.register(counterFoldsPlugin, { intervalMs: config.counterFolds?.intervalMs ?? 0, now: options.now ?? (() => new Date()) })
     // Alerts are delivered through the webhook outbox: their day-close timer runs with its worker.
     await app.register(alertsPlugin, { enabled: config.webhooks?.enabled ?? false })
     await app.register(digestsPlugin, { enabled: config.digests?.enabled ?? false, publicUrl: config.publicUrl })

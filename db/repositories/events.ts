@@ -193,6 +193,17 @@ export function createEventsRepository(db: Queryable) {
     },
 
     /**
+     * Folds the counter shards of every project's finished days (before its "today" at `now`)
+     * into one row a day (fold_counter_shards, migration 0021): exact while ingestion runs, and
+     * it never waits on a batch (what a batch holds is folded next time). Returns the rows it
+     * wrote; 0 when another fold is running.
+     */
+    async foldShards(now: Date): Promise<number> {
+      const [row] = rowsOf<{ n: number }>(await db.execute(sql`select fold_counter_shards(${now.toISOString()}::timestamptz) as n`))
+      return Number(row!.n)
+    },
+
+    /**
      * One user's events, newest first, strictly before the cursor (occurred_at, id). The stream
      * index leads with the day (cheap ingestion), so the user's events are read day by day, newest
      * day first, from the days the project has events on, stopping once the page is full: one index
