@@ -17,6 +17,7 @@ import builtinTools from './tools/index.ts'
 import webhooksPlugin from './plugins/webhooks.ts'
 import retentionPlugin from './plugins/retention.ts'
 import eventRetentionPlugin from './plugins/event-retention.ts'
+import counterFoldsPlugin from './plugins/counter-folds.ts'
 import alertsPlugin from './plugins/alerts.ts'
 import mailPlugin from './plugins/mail.ts'
 import digestsPlugin from './plugins/digests.ts'
@@ -289,6 +290,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     await app.register(webhooksPlugin, { policy: webhookPolicy, enabled: config.webhooks?.enabled ?? false })
     await app.register(retentionPlugin, { intervalMs: config.retention?.intervalMs ?? 0 })
     await app.register(eventRetentionPlugin, { timer: config.eventPartitions !== undefined, retentionDays: config.eventPartitions?.retentionDays ?? null })
+    await app.register(counterFoldsPlugin, { intervalMs: config.counterFolds?.intervalMs ?? 0, now: options.now ?? (() => new Date()) })
     // Alerts are delivered through the webhook outbox: their day-close timer runs with its worker.
     await app.register(alertsPlugin, { enabled: config.webhooks?.enabled ?? false })
     await app.register(digestsPlugin, { enabled: config.digests?.enabled ?? false, publicUrl: config.publicUrl })

@@ -34,6 +34,7 @@ export const EnvSchema = Type.Object({
   WEBHOOKS_ALLOW_PRIVATE_NETWORKS: Type.Union([Type.Literal('true'), Type.Literal('false')], { default: 'false' }),
   RETENTION_FOLD_INTERVAL_MS: Type.Integer({ default: 5000, minimum: 0, maximum: 3_600_000 }),
   EVENTS_RETENTION_DAYS: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000 })),
+  COUNTER_FOLD_INTERVAL_MS: Type.Integer({ default: 60_000, minimum: 0, maximum: 86_400_000 }),
   DIGESTS_ENABLED: Type.Union([Type.Literal('true'), Type.Literal('false')], { default: 'true' }),
   GROWTHDESK_PLUGINS: Type.String({ default: '' }),
   SMTP_URL: Type.Optional(Type.String({ pattern: '^smtps?://[^\\s]+$' })),
@@ -78,6 +79,7 @@ const hints: Record<keyof Env, string> = {
   WEBHOOKS_ALLOW_PRIVATE_NETWORKS: 'true or false',
   RETENTION_FOLD_INTERVAL_MS: 'milliseconds from 0 (off: reads fold what is queued) to 3600000 between background folds of retention',
   EVENTS_RETENTION_DAYS: 'a whole number of days from 1 to 1000000 to keep raw events (unset: keep everything)',
+  COUNTER_FOLD_INTERVAL_MS: 'milliseconds from 0 (off) to 86400000 between folds of finished days\' counter shards',
   DIGESTS_ENABLED: 'true or false',
   GROWTHDESK_PLUGINS: 'a comma-separated list of tool plugins: package names (installed beside growthdesk) or absolute paths',
   SMTP_URL: 'an SMTP server URL such as smtp://user:pass@smtp.example.com:587 (STARTTLS) or smtps://user:pass@smtp.example.com:465',
@@ -151,6 +153,8 @@ export interface Config {
   webhooks?: { enabled: boolean; allowPrivateNetworks: boolean }
   /** Retention's background fold (RETENTION_FOLD_INTERVAL_MS, default 5 s; 0 off). Absent: off (tests; a read folds what is queued). */
   retention?: { intervalMs: number }
+  /** Folds of finished days' counter shards (COUNTER_FOLD_INTERVAL_MS, default 60 s; 0 off). Absent: off (tests call foldShards). */
+  counterFolds?: { intervalMs: number }
   /**
    * The raw events' month partitions (plugins/event-retention.ts): created ahead at start and by
    * an hourly timer; with `days` (EVENTS_RETENTION_DAYS; null keeps everything), the months past it
@@ -292,6 +296,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhooks: { enabled: e.WEBHOOKS_ENABLED === 'true', allowPrivateNetworks: e.WEBHOOKS_ALLOW_PRIVATE_NETWORKS === 'true' },
     retention: { intervalMs: e.RETENTION_FOLD_INTERVAL_MS },
     eventPartitions: { retentionDays: e.EVENTS_RETENTION_DAYS ?? null },
+    counterFolds: { intervalMs: e.COUNTER_FOLD_INTERVAL_MS },
     digests: { enabled: e.DIGESTS_ENABLED === 'true' },
     plugins: e.GROWTHDESK_PLUGINS.split(',').map((p) => p.trim()).filter(Boolean),
     secrets,

@@ -45,6 +45,15 @@ export function preparedRows<R>(db: Queryable, query: { toSQL(): { sql: string; 
   return db._.session.prepareQuery<{ execute: R[]; all: R[]; values: unknown[][] }>(query.toSQL(), undefined, name, true, (rows) => rows.map(row))
 }
 
+/**
+ * A timestamptz read as `(t at time zone 'UTC')::text` (DateStyle ISO: pinned on every
+ * PostgreSQL connection, PGlite's own) as toISOString() writes the same time:
+ * "2026-11-24T03:52:38.123Z" (truncated to the millisecond, as a Date is).
+ */
+export function isoMillis(t: string): string {
+  return `${t.slice(0, 10)}T${t.length === 19 ? `${t.slice(11)}.000` : `${t.slice(11)}00`.slice(0, 12)}Z`
+}
+
 /** A unique-constraint violation, however the driver (or drizzle's wrapper) reports it. */
 export function isUniqueViolation(err: unknown): boolean {
   for (let e = err as { code?: unknown; cause?: unknown } | undefined; e; e = e.cause as typeof e) {

@@ -309,6 +309,11 @@ export const retentionCohorts = pgTable('retention_cohorts', {
  * COUNTER_SHARDS), so concurrent batches do not queue behind each other; readers sum the shards.
  */
 export const COUNTER_SHARDS = 16
+/**
+ * The shard a finished day's rows are folded into (fold_counter_shards, migration 0021), which
+ * ingestion never writes: a folded day is one row per (day, event) however many shards wrote it.
+ */
+export const FOLDED_SHARD = -1
 
 export const dailyEventCounts = pgTable('daily_event_counts', {
   projectId: text('project_id').notNull().references(() => projects.id, { onDelete: 'cascade' }),
@@ -317,7 +322,11 @@ export const dailyEventCounts = pgTable('daily_event_counts', {
   shard: smallint('shard').notNull().default(0),
   events: bigint('events', { mode: 'number' }).notNull(),
   uniqueUsers: bigint('unique_users', { mode: 'number' }).notNull(),
-}, (t) => [primaryKey({ columns: [t.projectId, t.day, t.event, t.shard] })])
+}, (t) => [
+  primaryKey({ columns: [t.projectId, t.day, t.event, t.shard] }),
+  // Only the rows not folded yet (today's, late events'): where the fold finds its work.
+  index('daily_event_counts_unfolded_idx').on(t.projectId, t.day).where(sql`shard <> -1`),
+])
 
 /** Each user's last day of `daily_use`: 7- and 30-day unique active users without scanning days. */
 export const userActivity = pgTable('user_activity', {
@@ -341,7 +350,10 @@ export const userActivityDays = pgTable('user_activity_days', {
   day: date('day', { mode: 'string' }).notNull(),
   shard: smallint('shard').notNull().default(0),
   users: bigint('users', { mode: 'number' }).notNull(),
-}, (t) => [primaryKey({ columns: [t.projectId, t.day, t.shard] })])
+}, (t) => [
+  primaryKey({ columns: [t.projectId, t.day, t.shard] }),
+  index('user_activity_days_unfolded_idx').on(t.projectId, t.day).where(sql`shard <> -1`),
+])
 
 /** Latest event time and event total per project, sharded like daily_event_counts. */
 export const projectEventStats = pgTable('project_event_stats', {

@@ -26,6 +26,7 @@ t.test('defaults: 127.0.0.1:3000, embedded database in ./.data, public URL from 
     webhooks: { enabled: true, allowPrivateNetworks: false },
     retention: { intervalMs: 5000 },
     eventPartitions: { retentionDays: null },
+    counterFolds: { intervalMs: 60_000 },
     digests: { enabled: true },
     plugins: [],
     secrets: { key: null, keyFile: path.resolve('./.data/secrets.key'), previous: [] },
@@ -70,6 +71,12 @@ t.test('SECRETS_KEY and SECRETS_KEY_PREVIOUS: 32-byte keys in base64 or hex, nev
         : 'a comma-separated list of 32-byte keys, each in base64 (44 characters) or hex (64 characters)'}.`)
     t.notMatch((caught as ConfigError).message, base64.slice(0, 20), 'the value is not in the message')
   }
+})
+
+t.test('COUNTER_FOLD_INTERVAL_MS: 60 s by default, 0 turns the fold off', async (t) => {
+  t.same(loadConfig({}).counterFolds, { intervalMs: 60_000 })
+  t.same(loadConfig({ COUNTER_FOLD_INTERVAL_MS: '0' }).counterFolds, { intervalMs: 0 })
+  t.throws(() => loadConfig({ COUNTER_FOLD_INTERVAL_MS: '-1' }), /COUNTER_FOLD_INTERVAL_MS/)
 })
 
 t.test('RETENTION_FOLD_INTERVAL_MS: 5 s by default, 0 turns the background fold off', async (t) => {

@@ -1,8 +1,8 @@
-import { and, desc, eq, gte, lazily, lte, sql, PgDialect } from '../orm.ts'
-import { rowsOf, type Queryable } from '../client.ts'
+import { and, desc, eq, lazily, sql, PgDialect } from '../orm.ts'
+import { isoMillis, preparedRows, rowsOf, type Queryable } from '../client.ts'
 import { withEventMonths } from './partitions.ts'
 import { DAILY_USE } from '../../schemas/metrics.ts'
-import { COUNTER_SHARDS, dailyEventCounts, events, opportunityCounts, projectEventStats, projects, userActivityDays } from '../schema.ts'
+import { COUNTER_SHARDS, dailyEventCounts, events, projects } from '../schema.ts'
 
 export interface IncomingEvent {
   uuid: string
@@ -15,57 +15,62 @@ export interface IncomingEvent {
 /** The project's seq, which leads the event indexes (evaluated once per statement). */
 export const projectSeq = (projectId: string) => sql<number>`(select ${projects.seq} from ${projects} where ${projects.id} = ${projectId})`
 
-/** The reads every metrics call makes: their SQL is built once (not per call), and PostgreSQL
- * parses and plans them once per connection (named statements), not once per call. */
+const P = sql.placeholder
+
+/** Per-day, per-event sums of the shards over [from, to], of the `names` events only or of all. */
+const dailyCountsQuery = (withNames: boolean) => new PgDialect().sqlToQuery(sql`
+  select day::text, event, sum(events), sum(unique_users)
+  from daily_event_counts
+  where project_id = ${P('projectId')} and day >= ${P('from')}::date and day <= ${P('to')}::date
+    ${withNames ? sql`and event = any(${P('names')}::text[])` : sql``}
+  group by day, event`)
+
+/** Everything get_overview reads, in one statement: scalar subqueries over the rollups. */
+const overviewQuery = () => new PgDialect().sqlToQuery(sql`
+  select
+    (select coalesce(json_agg(json_build_array(c.day, c.event, c.users)), '[]'::json)::text
+     from (select day, event, sum(unique_users) as users
+           from daily_event_counts
+           where project_id = ${P('projectId')} and day >= ${P('from')}::date and day <= ${P('to')}::date
+             and event = any(${P('names')}::text[])
+           group by 1, 2) c),
+    (select coalesce(sum(users), 0) from user_activity_days where project_id = ${P('projectId')} and day >= ${P('since7')}::date),
+    (select coalesce(sum(users), 0) from user_activity_days where project_id = ${P('projectId')} and day >= ${P('since30')}::date),
+    (select coalesce(json_agg(json_build_array(t.status, t.evaluation, t.n)), '[]'::json)::text
+     from (select status, evaluation, sum(n) as n from opportunity_counts where project_id = ${P('projectId')} group by 1, 2) t),
+    (select (max(last_event_at) at time zone 'UTC')::text from project_event_stats where project_id = ${P('projectId')})
+  from projects where id = ${P('projectId')}`)
+
+export interface DailyCount { day: string; event: string; events: number; uniqueUsers: number }
+
+export interface OverviewRead {
+  counts: { day: string; event: string; uniqueUsers: number }[]
+  unique7: number
+  unique30: number
+  totals: { status: string; evaluation: '' | 'useful' | 'not_useful'; n: number }[]
+  lastEventAt: Date | null
+}
+
+/**
+ * The reads every metrics call makes: SQL built once (not per call), sent as named statements
+ * (PostgreSQL parses and plans them once per connection) and read as array rows, which need no
+ * drizzle mapping (preparedRows). The sums are bigint sums (numeric): the driver hands them over
+ * as text.
+ */
 function preparedReads(db: Queryable) {
-  const dailyCounts = (withNames: boolean) =>
-    db
-      .select({
-        day: dailyEventCounts.day,
-        event: dailyEventCounts.event,
-        events: sql`sum(${dailyEventCounts.events})`.mapWith(Number),
-        uniqueUsers: sql`sum(${dailyEventCounts.uniqueUsers})`.mapWith(Number),
-      })
-      .from(dailyEventCounts)
-      .where(
-        and(
-          eq(dailyEventCounts.projectId, sql.placeholder('projectId')),
-          gte(dailyEventCounts.day, sql.placeholder('from')),
-          lte(dailyEventCounts.day, sql.placeholder('to')),
-          withNames ? sql`${dailyEventCounts.event} = any(${sql.placeholder('names')}::text[])` : undefined
-        )
-      )
-      .groupBy(dailyEventCounts.day, dailyEventCounts.event)
-  const P = sql.placeholder('projectId')
-  /** A json column, whichever way the driver hands it over (parsed or as text). */
-  const json = <T>(query: ReturnType<typeof sql>) => sql<T>`${query}`.mapWith((v: unknown) => (typeof v === 'string' ? JSON.parse(v) : v) as T)
-  /** Everything get_overview reads, in one statement: scalar subqueries over the rollups. */
-  const overview = () =>
-    db
-      .select({
-        counts: json<[string, string, number][]>(sql`(
-          select coalesce(json_agg(json_build_array(c.day, c.event, c.users)), '[]'::json)::text
-          from (select ${dailyEventCounts.day} as day, ${dailyEventCounts.event} as event, sum(${dailyEventCounts.uniqueUsers}) as users
-                from ${dailyEventCounts}
-                where ${dailyEventCounts.projectId} = ${P} and ${dailyEventCounts.day} >= ${sql.placeholder('from')}
-                  and ${dailyEventCounts.day} <= ${sql.placeholder('to')} and ${dailyEventCounts.event} = any(${sql.placeholder('names')}::text[])
-                group by 1, 2) c)`),
-        unique7: sql`(select coalesce(sum(${userActivityDays.users}), 0) from ${userActivityDays}
-          where ${userActivityDays.projectId} = ${P} and ${userActivityDays.day} >= ${sql.placeholder('since7')})`.mapWith(Number),
-        unique30: sql`(select coalesce(sum(${userActivityDays.users}), 0) from ${userActivityDays}
-          where ${userActivityDays.projectId} = ${P} and ${userActivityDays.day} >= ${sql.placeholder('since30')})`.mapWith(Number),
-        totals: json<[string, string, number][]>(sql`(
-          select coalesce(json_agg(json_build_array(t.status, t.evaluation, t.n)), '[]'::json)::text
-          from (select ${opportunityCounts.status} as status, ${opportunityCounts.evaluation} as evaluation, sum(${opportunityCounts.n}) as n
-                from ${opportunityCounts} where ${opportunityCounts.projectId} = ${P} group by 1, 2) t)`),
-        lastEventAt: sql`(select max(${projectEventStats.lastEventAt}) from ${projectEventStats} where ${projectEventStats.projectId} = ${P})`.mapWith(projectEventStats.lastEventAt),
-      })
-      .from(projects)
-      .where(eq(projects.id, P))
+  const count = ([day, event, events, users]: unknown[]): DailyCount => ({ day: day as string, event: event as string, events: Number(events), uniqueUsers: Number(users) })
   return {
-    dailyCounts: lazily(() => dailyCounts(false).prepare('daily_counts')),
-    dailyCountsOf: lazily(() => dailyCounts(true).prepare('daily_counts_of')),
-    overview: lazily(() => overview().prepare('overview')),
+    dailyCounts: lazily(() => preparedRows(db, { toSQL: () => dailyCountsQuery(false) }, 'daily_counts', count)),
+    dailyCountsOf: lazily(() => preparedRows(db, { toSQL: () => dailyCountsQuery(true) }, 'daily_counts_of', count)),
+    overview: lazily(() =>
+      preparedRows(db, { toSQL: overviewQuery }, 'overview', ([counts, unique7, unique30, totals, last]): OverviewRead => ({
+        counts: (JSON.parse(counts as string) as [string, string, number | string][]).map(([day, event, users]) => ({ day, event, uniqueUsers: Number(users) })),
+        unique7: Number(unique7),
+        unique30: Number(unique30),
+        totals: (JSON.parse(totals as string) as [string, OverviewRead['totals'][number]['evaluation'], number | string][]).map(([status, evaluation, n]) => ({ status, evaluation, n: Number(n) })),
+        lastEventAt: last === null ? null : new Date(isoMillis(last as string)),
+      }))
+    ),
   }
 }
 
@@ -172,7 +177,7 @@ export function createEventsRepository(db: Queryable) {
     },
 
     /** Per-day, per-event counters for [from, to] (inclusive), optionally some events only. */
-    async dailyCounts(projectId: string, from: string, to: string, names?: string[]) {
+    async dailyCounts(projectId: string, from: string, to: string, names?: string[]): Promise<DailyCount[]> {
       return names ? prepared.dailyCountsOf().execute({ projectId, from, to, names }) : prepared.dailyCounts().execute({ projectId, from, to })
     },
 
@@ -183,16 +188,20 @@ export function createEventsRepository(db: Queryable) {
      * last day is tomorrow, allowed up to 24 h ahead, still counts), the opportunity totals by
      * status and evaluation, and the last event's time.
      */
-    async overview(projectId: string, args: { from: string; to: string; names: string[]; since7: string; since30: string }) {
+    async overview(projectId: string, args: { from: string; to: string; names: string[]; since7: string; since30: string }): Promise<OverviewRead | null> {
       const [row] = await prepared.overview().execute({ projectId, ...args })
-      if (!row) return null
-      return {
-        counts: row.counts.map(([day, event, users]) => ({ day, event, uniqueUsers: Number(users) })),
-        unique7: row.unique7 as number,
-        unique30: row.unique30 as number,
-        totals: row.totals.map(([status, evaluation, n]) => ({ status, evaluation: evaluation as '' | 'useful' | 'not_useful', n: Number(n) })),
-        lastEventAt: (row.lastEventAt as Date | null) ?? null,
-      }
+      return row ?? null
+    },
+
+    /**
+     * Folds the counter shards of every project's finished days (before its "today" at `now`)
+     * into one row a day (fold_counter_shards, migration 0021): exact while ingestion runs, and
+     * it never waits on a batch (what a batch holds is folded next time). Returns the rows it
+     * wrote; 0 when another fold is running.
+     */
+    async foldShards(now: Date): Promise<number> {
+      const [row] = rowsOf<{ n: number }>(await db.execute(sql`select fold_counter_shards(${now.toISOString()}::timestamptz) as n`))
+      return Number(row!.n)
     },
 
     /**

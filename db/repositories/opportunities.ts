@@ -1,5 +1,5 @@
 import { and, asc, desc, eq, getTableColumns, gt, inArray, isNull, or, sql, type SQL } from '../orm.ts'
-import { preparedRows, rowsOf, type Queryable } from '../client.ts'
+import { isoMillis, preparedRows, rowsOf, type Queryable } from '../client.ts'
 import { opportunities, opportunityCounts, opportunityTags, reviewHistory, users } from '../schema.ts'
 import { newId } from '../ids.ts'
 import { enqueueWebhooks } from './webhooks.ts'
@@ -48,11 +48,6 @@ export function toOpportunity(row: Row): Opportunity {
  * text of it.
  */
 const utcText = <T extends string | null>(column: typeof opportunities.receivedAt | typeof opportunities.reviewUpdatedAt) => sql<T>`(${column} at time zone 'UTC')::text`
-
-/** A `utcText` as toISOString() writes the same time: "2026-11-24T03:52:38.123Z" (truncated to the millisecond, as a Date is). */
-function isoMillis(t: string): string {
-  return `${t.slice(0, 10)}T${t.length === 19 ? `${t.slice(11)}.000` : `${t.slice(11)}00`.slice(0, 12)}Z`
-}
 
 /** A `utcText` to the microsecond: "2026-11-24T03:52:38.123456Z" (the listing's key). */
 function isoMicros(t: string): string {

@@ -1,6 +1,6 @@
-import { and, asc, eq, or, sql } from '../orm.ts'
+import { and, asc, eq, lazily, or, sql, PgDialect } from '../orm.ts'
 import { enqueueWebhooks } from './webhooks.ts'
-import { isUniqueViolation, type Queryable } from '../client.ts'
+import { isoMillis, isUniqueViolation, preparedRows, type Queryable } from '../client.ts'
 import { dailyEventCounts, dailyEventUsers, events, memberships, projects, userActivity, users } from '../schema.ts'
 import { projectSeq } from './events.ts'
 import { createPartitionsRepository } from './partitions.ts'
@@ -61,6 +61,7 @@ export type CardFields = Partial<Static<TObject<typeof ProjectCardFields>>>
 export function createProjectsRepository(db: Queryable, cache = new SettingsCache()) {
   /** By who asks and the reference: the project and the membership role (not yet capped by the key). */
   const reached = cache.lookup<ProjectAccessRow>()
+  const findCard = lazily(() => preparedRows(db, { toSQL: cardQuery }, 'project_card', cardOf))
   return {
     /**
      * Creates a project and makes `ownerId` its owner, atomically; `now` (the app clock) stamps it.
@@ -140,10 +141,10 @@ export function createProjectsRepository(db: Queryable, cache = new SettingsCach
       return rows.map((r) => ({ project: toProjectCard(r.project), role: cappedRole(r.role, principal) }))
     },
 
-    /** The project card. */
+    /** The project card (get_project's read: a named statement, array rows). */
     async find(projectId: string): Promise<ProjectCard | undefined> {
-      const [row] = await db.select().from(projects).where(eq(projects.id, projectId))
-      return row && toProjectCard(row)
+      const [card] = await findCard().execute({ projectId })
+      return card
     },
 
     /**
@@ -231,6 +232,32 @@ async function rebuildRollups(tx: Queryable, projectId: string, timeZone: string
     select project_id, distinct_id, max(day) from events
     where project_seq = ${seq} and event = 'daily_use' group by project_id, distinct_id`)
 }
+
+/**
+ * The card by id, its columns in the order `cardOf` reads them. Not from the access check's
+ * cached row: that cache holds only what its NOTIFY trigger covers (slug, name, time zone), and
+ * a card changed by another instance would be served stale.
+ */
+const cardQuery = () => new PgDialect().sqlToQuery(sql`
+  select id, slug, name, description, website, audience, value_proposition, goals, channels, stage, timezone,
+         (created_at at time zone 'UTC')::text, (updated_at at time zone 'UTC')::text
+  from projects where id = ${sql.placeholder('projectId')}`)
+
+const cardOf = (v: unknown[]): ProjectCard => ({
+  id: v[0] as string,
+  slug: v[1] as string,
+  name: v[2] as string,
+  description: v[3] as string,
+  website: v[4] as string,
+  audience: v[5] as string,
+  value_proposition: v[6] as string,
+  goals: v[7] as string[],
+  channels: v[8] as string[],
+  stage: v[9] as string,
+  timezone: v[10] as string,
+  created_at: isoMillis(v[11] as string),
+  updated_at: isoMillis(v[12] as string),
+})
 
 function toProjectCard(row: ProjectRow): ProjectCard {
   return {
