@@ -18,15 +18,17 @@ import { testDatabase } from './helpers/app.ts'
 const EVENTS = Number(process.env.GROWTHDESK_MIGRATION_EVENTS ?? 20_000)
 const TAG = '0020_events_partitioned'
 
-/** The migrations folder as it was before 0020. */
+/** The migrations folder as it was before 0020 (without 0020 and what came after it). */
 function foldersBefore(t: { teardown(fn: () => unknown): void }): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'growthdesk-mig-'))
   t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }))
   fs.cpSync(migrationsFolder, dir, { recursive: true })
-  fs.rmSync(path.join(dir, `${TAG}.sql`))
   const journalFile = path.join(dir, 'meta', '_journal.json')
-  const journal = JSON.parse(fs.readFileSync(journalFile, 'utf8')) as { entries: { tag: string }[] }
-  journal.entries = journal.entries.filter((e) => e.tag !== TAG)
+  const journal = JSON.parse(fs.readFileSync(journalFile, 'utf8')) as { entries: { idx: number; tag: string }[] }
+  // 0020 and every migration after it (drizzle applies only what is newer than the last applied).
+  const idx = journal.entries.find((e) => e.tag === TAG)!.idx
+  for (const e of journal.entries.filter((e) => e.idx >= idx)) fs.rmSync(path.join(dir, `${e.tag}.sql`))
+  journal.entries = journal.entries.filter((e) => e.idx < idx)
   fs.writeFileSync(journalFile, JSON.stringify(journal))
   return dir
 }
