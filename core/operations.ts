@@ -12,6 +12,7 @@ import type { Repositories } from '../db/repositories/index.ts'
 import { defaultWebhookPolicy, type WebhookPolicy } from './webhooks.ts'
 import { disabledMailer, type Mailer } from './mail.ts'
 import { unknownToolHint } from './tool-search.ts'
+import { isConnectionLost } from '../db/unavailable.ts'
 import { publishedAnnotations, publishedOutputSchema, type Annotations, type PublishedAnnotations } from './tool-schemas.ts'
 
 export type { Annotations } from './tool-schemas.ts'
@@ -471,7 +472,17 @@ export class Registry {
       call: (name, nested = {}) => this.invoke(this.operation(name), nested,
         { principal: call.principal, projectRef: project?.id ?? call.projectRef, surface: 'operation', log: call.log }),
     }
-    const result = op.scope === 'workspace' ? await op.handler(args as never, ctx) : await op.handler(args as never, { ...ctx, project: project! })
+    const run = () => op.scope === 'workspace' ? op.handler(args as never, ctx) : op.handler(args as never, { ...ctx, project: project! })
+    let result: unknown
+    try {
+      result = await run()
+    } catch (err) {
+      // A read that met a connection the database had just dropped is run once more (the pool
+      // opens a new one); a write never is (it may have committed): it is answered 503.
+      if (!op.annotations.readOnlyHint || !isConnectionLost(err)) throw err
+      call.log.warn({ err, operation: op.name }, 'database connection lost; the read is run once more')
+      result = await run()
+    }
     if (entry.checkOutput && !entry.checkOutput(result)) {
       throw new Error(`${op.name} returned a result outside its output schema: ${JSON.stringify(entry.checkOutput.errors)}`)
     }
