@@ -1,6 +1,7 @@
 // The error catalogue (DESIGN §4). Every failure a client can see is one of these,
 // rendered as {"error":{"code","message","details"}} on REST and inside MCP results.
 import createError, { type FastifyErrorConstructor } from '@fastify/error'
+import { unavailableReason } from '../db/unavailable.ts'
 
 // Not `import … from 'node:http'`: an ES import of node:http builds its namespace from every
 // export, loading Node's fetch (undici) at start (~12 MB, ~75 ms); see routes/oauth-client-metadata.ts.
@@ -33,6 +34,15 @@ export const Errors = {
   UnsupportedMediaType: make('unsupported_media_type', 415),
   RateLimited: make('rate_limited', 429),
   Internal: make('internal', 500),
+  Unavailable: make('unavailable', 503),
+}
+
+/** Seconds a 503 `unavailable` asks the client to wait (its Retry-After). */
+export const UNAVAILABLE_RETRY_AFTER = 1
+
+const unavailableMessages = {
+  connection_lost: 'The connection to the database was lost before the answer came. Retry in a moment.',
+  disk_full: 'The database cannot write: its disk is full. Retry once space is freed.',
 }
 
 /** An error of the catalogue, optionally with per-field details. */
@@ -165,13 +175,16 @@ export function errorBody(err: { code?: string; message: string; details?: Error
 
 /**
  * The one mapping from anything thrown to what a client sees (DESIGN §4): an error of the
- * catalogue keeps its status and message; anything else is a generic 500 whose cause the
- * caller logs (`internal`), never shown. REST sends it as the body, MCP as `isError` content,
- * the console as an error page.
+ * catalogue keeps its status and message; a database that lost its connection or whose disk is
+ * full is a 503 `unavailable` (db/unavailable.ts; REST adds Retry-After); anything else is a
+ * generic 500 whose cause the caller logs (`internal`), never shown. REST sends it as the body,
+ * MCP as `isError` content, the console as an error page.
  */
 export function errorResponse(err: unknown): { status: number; body: ErrorBody; internal: boolean } {
   const e = err as { code?: string; statusCode?: number; message?: string; details?: ErrorDetail[] }
   const status = e?.code?.startsWith('GD_') ? (e.statusCode ?? 500) : 500
-  if (status < 500) return { status, body: errorBody(e as { message: string }), internal: false }
+  if (status < 500 || status === 503) return { status, body: errorBody(e as { message: string }), internal: false }
+  const reason = unavailableReason(err)
+  if (reason) return { status: 503, body: errorBody(appError('Unavailable', unavailableMessages[reason])), internal: false }
   return { status, body: errorBody(appError('Internal', 'Something went wrong on our side; it has been logged.')), internal: true }
 }

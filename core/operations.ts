@@ -9,10 +9,11 @@ import { appError, invalidArguments, validationFailed, type ErrorDetail } from '
 import { serializerOf, strictAjv, validatorOf } from './validation.ts'
 import { ProjectRef, roles, type Role } from '../schemas/atoms.ts'
 import type { Repositories } from '../db/repositories/index.ts'
-import { isConnectionLost, type ReadChoice } from '../db/replicas.ts'
+import { replicaReadFailed, type ReadChoice } from '../db/replicas.ts'
 import { defaultWebhookPolicy, type WebhookPolicy } from './webhooks.ts'
 import { disabledMailer, type Mailer } from './mail.ts'
 import { unknownToolHint } from './tool-search.ts'
+import { isConnectionLost } from '../db/unavailable.ts'
 import { publishedAnnotations, publishedOutputSchema, type Annotations, type PublishedAnnotations } from './tool-schemas.ts'
 
 export type { Annotations } from './tool-schemas.ts'
@@ -500,18 +501,19 @@ export class Registry {
       return op.scope === 'workspace' ? op.handler(args as never, ctx) : op.handler(args as never, { ...ctx, project: project! })
     }
     let result: unknown
-    if (!reads) result = await run(undefined)
-    else if (!op.annotations.readOnlyHint || op.reads === 'primary') result = await run(reads.primary)
+    // A write is never run twice (it may have committed): a lost connection is answered 503.
+    if (!op.annotations.readOnlyHint) result = await run(reads?.primary)
     else {
       // A nested call reads where its caller does; a call from a surface, where the router says.
-      const from = call.readFrom ?? await reads.choose(readerOf(call.principal))
+      const from = !reads ? undefined : op.reads === 'primary' ? reads.primary : call.readFrom ?? await reads.choose(readerOf(call.principal))
       try {
         result = await run(from)
       } catch (err) {
-        // The replica went away under the read (not a mistake of the query): once more, on the primary.
-        if (from.replica === null || !isConnectionLost(err)) throw err
-        call.log.warn({ err, operation: op.name, replica: from.replica }, 'a read failed on a replica: the primary answers it')
-        result = await run(reads.primary)
+        // The connection went away under the read (a replica that went down, or a connection the
+        // primary had just dropped; not a mistake of the query): once more, on the primary.
+        if (!(from?.replica ? replicaReadFailed(err) : isConnectionLost(err))) throw err
+        call.log.warn({ err, operation: op.name, replica: from?.replica ?? null }, 'a read lost its database connection: it is run once more, on the primary')
+        result = await run(reads?.primary)
       }
     }
     if (entry.checkOutput && !entry.checkOutput(result)) {

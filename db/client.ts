@@ -5,6 +5,8 @@ import path from 'node:path'
 import { pgliteDriver, postgresDriver, sql, type PgDatabase, type PgQueryResultHKT } from './orm.ts'
 import { schema } from './schema.ts'
 import { copyTemplate, ensureTemplate, migrationsFolder } from './pglite-template.ts'
+import { WriteHealth } from './unavailable.ts'
+import { installPostgresGuard } from './postgres-guard.ts'
 
 /** Which database to open (config.ts builds it from the environment). */
 export type DatabaseConfig = (
@@ -79,6 +81,8 @@ export interface Database {
   /** LISTENs on `channel` until the returned function is called (it never throws; a lost connection is retried). */
   listen(channel: string, handlers: ListenHandlers): Promise<() => Promise<void>>
   close(): Promise<void>
+  /** Embedded only: why the database cannot write now (a full disk), or undefined (db/unavailable.ts). */
+  writeProblem?(): string | undefined
 }
 
 /** How long a PostgreSQL listener waits before connecting again after losing its connection. */
@@ -189,6 +193,7 @@ export async function openPostgresPool(url: string, applicationName: string, onQ
 
 export async function openDatabase(config: DatabaseConfig): Promise<Database> {
   if (config.kind === 'postgres') {
+    installPostgresGuard() // before postgres.js first loads (db/postgres-guard.ts)
     const { default: postgres } = await import('postgres')
     const { drizzle, migrate } = postgresDriver()
     const { client, db } = await openPostgresPool(config.url, 'growthdesk', config.onQuery)
@@ -276,10 +281,15 @@ export async function openDatabase(config: DatabaseConfig): Promise<Database> {
     unlock()
     throw err
   }
+  const writes = watchWrites(client as unknown as WatchedClient, new WriteHealth(config.dataDir))
   const db = drizzle(client, { schema, logger: queryLogger(config) }) as unknown as Db
   return {
     db,
     kind: 'pglite',
+    writeProblem() {
+      writes.probe()
+      return writes.problem
+    },
     async migrate() {
       await migrate(drizzle(client), { migrationsFolder })
     },
@@ -302,6 +312,52 @@ export async function openDatabase(config: DatabaseConfig): Promise<Database> {
       }
     }),
   }
+}
+
+/**
+ * Watches what the embedded database says of its writes: any failure for a full disk marks it
+ * unable to write, a statement that writes and succeeds clears the mark. PostgreSQL is not
+ * watched: a server's disk is its operator's to watch, and a full one still answers 503 per request.
+ */
+function watchWrites(client: WatchedClient, health: WriteHealth): WriteHealth {
+  const isWrite = (text: unknown) => typeof text === 'string' && /^\s*(insert|update|delete)\b/i.test(text)
+  const watch = <K extends keyof WatchedClient>(name: K, wrap: (original: WatchedClient[K]) => WatchedClient[K]) => {
+    client[name] = wrap(client[name].bind(client) as WatchedClient[K])
+  }
+  const noted = async <T>(run: () => Promise<T>, wrote: () => boolean): Promise<T> => {
+    try {
+      const result = await run()
+      if (health.problem && wrote()) health.wrote()
+      return result
+    } catch (err) {
+      health.failed(err)
+      throw err
+    }
+  }
+  watch('query', (query) => (text, ...rest) => noted(() => query(text, ...rest), () => isWrite(text)))
+  watch('exec', (exec) => (text, ...rest) => noted(() => exec(text, ...rest), () => false))
+  // A transaction that wrote and committed: its statements go through its own handle.
+  watch('transaction', (transaction) => (fn) => {
+    let wrote = false
+    return noted(() => transaction((tx) => {
+      const query = tx.query.bind(tx)
+      tx.query = (text, ...rest) => {
+        if (isWrite(text)) wrote = true
+        return query(text, ...rest)
+      }
+      return fn(tx)
+    }), () => wrote)
+  })
+  return health
+}
+
+interface WatchedTx {
+  query(text: string, ...rest: unknown[]): Promise<unknown>
+}
+
+interface WatchedClient extends WatchedTx {
+  exec(text: string, ...rest: unknown[]): Promise<unknown>
+  transaction(fn: (tx: WatchedTx) => Promise<unknown>): Promise<unknown>
 }
 
 /**

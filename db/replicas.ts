@@ -12,6 +12,7 @@ import { sql } from './orm.ts'
 import { openPostgresPool, preparedRows, type Database, type Db } from './client.ts'
 import { createRepositories, type Repositories } from './repositories/index.ts'
 import { SettingsCache } from './settings-cache.ts'
+import { isConnectionLost } from './unavailable.ts'
 import type { Sealer } from './secret-box.ts'
 
 /** How often the replicas' replay positions and the primary's WAL position are read. */
@@ -51,17 +52,14 @@ interface Replica extends ReplicaState {
 }
 
 /**
- * A connection-level failure of a read on a replica (the server is gone, restarting, or cancelled
- * the query because of replay), not a mistake of the query: the read is worth one try on the
- * primary. postgres.js's own codes for a lost connection, the OS's, and the SQLSTATEs of class 08
- * (connection exception), 57P01–57P03 (shutdown, cannot connect now) and 40001 (on a standby:
- * canceled for a conflict with recovery).
+ * A read on a replica that is worth one try on the primary: its connection was lost (the server is
+ * gone or restarting: db/unavailable.ts), or the standby cancelled it for a conflict with recovery
+ * (40001 there) — not a mistake of the query.
  */
-export function isConnectionLost(err: unknown): boolean {
-  for (let e = err as { code?: unknown; cause?: unknown } | undefined, depth = 0; e && depth < 5; e = e.cause as typeof e, depth++) {
-    const code = typeof e.code === 'string' ? e.code : ''
-    if (/^(CONNECTION_|CONNECT_TIMEOUT$|E(CONNREFUSED|CONNRESET|PIPE|HOSTUNREACH|NETUNREACH|TIMEDOUT)$)/.test(code)) return true
-    if (/^08[0-9A-Z]{3}$/.test(code) || ['57P01', '57P02', '57P03', '40001'].includes(code)) return true
+export function replicaReadFailed(err: unknown): boolean {
+  if (isConnectionLost(err)) return true
+  for (let e = err as { code?: unknown; cause?: unknown } | undefined, depth = 0; e && depth < 8; e = e.cause as typeof e, depth++) {
+    if (e.code === '40001') return true
   }
   return false
 }

@@ -19,6 +19,7 @@ const errorMeanings: Record<keyof typeof Errors, string> = {
   UnsupportedMediaType: 'the body is not sent as `Content-Type: application/json`',
   RateLimited: 'too many requests: wait the `Retry-After` seconds, then retry',
   Internal: 'a fault on our side; nothing was changed half-way — retry later',
+  Unavailable: 'the database is unreachable for a moment (a lost connection) or cannot write (a full disk): wait the `Retry-After` seconds (REST), then retry; a read was already tried twice, a write may or may not have been made',
 }
 
 /** The error catalogue as table rows: status, code, meaning. */

@@ -95,7 +95,8 @@ async function authPlugin(app: FastifyInstance, options: { publicUrl: string }) 
       reply.header('cache-control', 'no-store')
       const { key, hash } = credentialOf(request, reply, surface)
       // A credential already over its limit is turned away before it is looked up.
-      app.fairUse.checkCredential(request, reply, hash, bucket)
+      const refused = app.fairUse.checkCredential(request, reply, hash, bucket)
+      if (refused) await refused
       // An address that keeps failing authentication is limited in its failures, not in its
       // requests: others behind the same address (an office behind one NAT) keep working with
       // valid credentials. Its credentials are still checked — one indexed lookup of a hash —
@@ -120,7 +121,8 @@ async function authPlugin(app: FastifyInstance, options: { publicUrl: string }) 
         throw err
       }
       // A request turned away for concurrency is not counted against the rate.
-      app.fairUse.enter(request, reply, hash)
+      const busy = app.fairUse.enter(request, reply, hash)
+      if (busy) await busy
       await app.fairUse.charge(request, reply, hash, bucket)
     }
   })

@@ -2,7 +2,7 @@
 // every surface answers with the same body), including Fastify's own failures.
 import fp from 'fastify-plugin'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify'
-import { appError, clientError, errorBody, errorResponse, validationFailed } from '../core/errors.ts'
+import { appError, clientError, errorBody, errorResponse, UNAVAILABLE_RETRY_AFTER, validationFailed } from '../core/errors.ts'
 
 const fastifyErrors: Record<string, (err: FastifyError) => Error> = {
   FST_ERR_CTP_INVALID_JSON_BODY: () => appError('InvalidJson', 'The request body is not valid JSON.'),
@@ -73,6 +73,11 @@ async function errorsPlugin(app: FastifyInstance) {
     }
     const { status, body, internal } = errorResponse(err)
     if (internal) request.log.error({ err: error }, 'request failed')
+    if (status === 503) {
+      // The database is away for a moment (a lost connection, a full disk): never a 500.
+      if (body.error.code === 'unavailable') request.log.warn({ err: error }, 'database unavailable')
+      reply.header('retry-after', UNAVAILABLE_RETRY_AFTER)
+    }
     return reply.code(status).send(body)
   })
 }

@@ -29,15 +29,20 @@ export interface FairUse {
   checkAddress(request: FastifyRequest, reply: FastifyReply): void
   /** Counts a failed authentication of the client's address. */
   authFailed(request: FastifyRequest): Promise<void>
-  /** Throws a 429 when the credential is already over its limit (before it is looked up). */
-  checkCredential(request: FastifyRequest, reply: FastifyReply, credential: string, bucket: Bucket): void
+  /**
+   * Rejects with a 429 when the credential is already over its limit (before it is looked up);
+   * undefined when it is not (no promise to wait for on the way in).
+   */
+  checkCredential(request: FastifyRequest, reply: FastifyReply, credential: string, bucket: Bucket): Promise<never> | undefined
   /** Counts the request against the credential; sets the RateLimit headers; throws a 429 when over. */
   charge(request: FastifyRequest, reply: FastifyReply, credential: string, bucket: Bucket): Promise<void>
   /**
    * Holds one of the credential's concurrent slots on this instance until the response ends;
-   * throws a 429 when all are taken (one key cannot occupy every database connection).
+   * rejects with a 429 when all are taken (one key cannot occupy every database connection).
    */
-  enter(request: FastifyRequest, reply: FastifyReply, credential: string): void
+  enter(request: FastifyRequest, reply: FastifyReply, credential: string): Promise<never> | undefined
+  /** How a late refusal waits (a timer; tests put a gate of their own). */
+  sleep(ms: number): Promise<void>
 }
 
 declare module 'fastify' {
@@ -47,6 +52,12 @@ declare module 'fastify' {
 }
 
 const seconds = (ms: number) => Math.max(1, Math.ceil(ms / 1000))
+
+/** Refusals of one credential answered at once in a window; those past it wait REFUSAL_DELAY_MS. */
+export const REFUSALS_BEFORE_DELAY = 10
+export const REFUSAL_DELAY_MS = 1000
+/** Credentials whose refusals are counted at most (a flood of made-up keys cannot grow it past this). */
+const MAX_REFUSING = 10_000
 
 async function fairUsePlugin(app: FastifyInstance, options: { limits?: RateLimits }) {
   const limits = options.limits
@@ -82,10 +93,33 @@ async function fairUsePlugin(app: FastifyInstance, options: { limits?: RateLimit
 
   const inFlight = new Map<string, number>()
 
+  // A credential that keeps sending after its refusals gets them late: past the first
+  // REFUSALS_BEFORE_DELAY of a window (per limit window, or per second for concurrency), each 429
+  // is sent after REFUSAL_DELAY_MS (never past the window's end). A client waits for its answer
+  // before it sends again on that connection, so a flood of 64 keep-alive connections comes down
+  // from thousands of refusals a second — which kept the one event loop busy, and a neighbour's
+  // requests waiting behind them (×6–21 its median) — to 64 a second; a waiting refusal costs a
+  // timer. The answer itself is unchanged (status, body, Retry-After).
+  const refusals = new Map<string, { until: number; count: number }>()
+  const refuse = (reply: FastifyReply, credential: string, ttl: number, message: string): Promise<never> | undefined => {
+    const now = Date.now()
+    let entry = refusals.get(credential)
+    if (!entry || entry.until <= now) {
+      if (refusals.size >= MAX_REFUSING) refusals.clear() // a bound, not a policy: counting starts over
+      entry = { until: now + Math.max(ttl, 1000), count: 0 }
+      refusals.set(credential, entry)
+    }
+    if (++entry.count <= REFUSALS_BEFORE_DELAY) tooMany(reply, ttl, message)
+    const wait = Math.min(REFUSAL_DELAY_MS, ttl)
+    return fairUse.sleep(wait).then(() => tooMany(reply, ttl - wait, message))
+  }
+
   const addressKey = (request: FastifyRequest) => `f:${rateLimit.normalizeIP(request.ip)}`
 
   const fairUse: FairUse = {
     counters,
+
+    sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
 
     addressOverLimit(request) {
       if (!limits || limits.authFailures === 0) return false
@@ -109,10 +143,9 @@ async function fairUsePlugin(app: FastifyInstance, options: { limits?: RateLimit
       const b = bucketOf(bucket)
       if (!b) return
       const count = counters.peek(b.prefix + credential, b.windowMs)
-      if (count.current >= b.max) {
-        headers(reply, b.max, b.windowMs, { current: count.current + 1, ttl: count.ttl })
-        tooMany(reply, count.ttl, limitMessage(bucket, b.max, b.windowMs))
-      }
+      if (count.current < b.max) return undefined
+      headers(reply, b.max, b.windowMs, { current: count.current + 1, ttl: count.ttl })
+      return refuse(reply, b.prefix + credential, count.ttl, limitMessage(bucket, b.max, b.windowMs))
     },
 
     async charge(_request, reply, credential, bucket) {
@@ -125,15 +158,16 @@ async function fairUsePlugin(app: FastifyInstance, options: { limits?: RateLimit
 
     enter(_request, reply, credential) {
       const limit = limits?.concurrency ?? 0
-      if (limit === 0) return
+      if (limit === 0) return undefined
       const busy = inFlight.get(credential) ?? 0
-      if (busy >= limit) tooMany(reply, 1000, `Too many concurrent requests with this credential: at most ${limit} at a time.`)
+      if (busy >= limit) return refuse(reply, `c:${credential}`, 1000, `Too many concurrent requests with this credential: at most ${limit} at a time.`)
       inFlight.set(credential, busy + 1)
       reply.raw.once('close', () => {
         const left = (inFlight.get(credential) ?? 1) - 1
         if (left === 0) inFlight.delete(credential)
         else inFlight.set(credential, left)
       })
+      return undefined
     },
   }
   app.decorate('fairUse', fairUse)

@@ -9,6 +9,7 @@ import type { FastifyInstance } from 'fastify'
 import { buildApp } from '../app.ts'
 import type { RateLimits } from '../config.ts'
 import { generateKey } from '../db/keys.ts'
+import { REFUSAL_DELAY_MS, REFUSALS_BEFORE_DELAY } from '../plugins/fair-use.ts'
 import { bearer, buildTestApp, fixedClock, seedWorkspace, testConfig, testDatabase } from './helpers/app.ts'
 
 const DAY = 86_400_000
@@ -273,4 +274,38 @@ t.test('a sweep never deletes a window still under way: the cut-off is the reten
   while (seen.length === 0) await new Promise((resolve) => setTimeout(resolve, 5))
   await other.close()
   t.equal(seen[0], NOW - 1000 - 7 * DAY, 'a week-long window counted here is kept a week and the retention')
+})
+
+t.test('a credential that keeps sending after its refusals gets them late, unchanged; its neighbour is answered meanwhile', async (t) => {
+  const app = await buildTestApp(t, { config: { rateLimit: limits } })
+  const waits: number[] = []
+  let open!: () => void
+  const gate = new Promise<void>((resolve) => { open = resolve })
+  app.fairUse.sleep = (ms) => {
+    waits.push(ms)
+    return gate
+  }
+  const ws = await seedWorkspace(app)
+  const other = await seedWorkspace(app)
+  const read = (key: string, project: string) => app.inject({ method: 'GET', url: `/api/v1/mcp/projects/${project}/overview`, headers: bearer(key) })
+  for (let i = 0; i < limits.max; i++) t.equal((await read(ws.keys.mcp, ws.project.id)).statusCode, 200)
+  for (let i = 1; i <= REFUSALS_BEFORE_DELAY; i++) {
+    t.equal((await read(ws.keys.mcp, ws.project.id)).statusCode, 429, `refusal ${i} is answered at once`)
+  }
+  t.same(waits, [], 'none of them waited')
+  let answered = false
+  const late = read(ws.keys.mcp, ws.project.id).then((res) => {
+    answered = true
+    return res
+  })
+  const neighbour = await read(other.keys.mcp, other.project.id)
+  t.equal(neighbour.statusCode, 200, 'the neighbour is served')
+  t.same(waits, [REFUSAL_DELAY_MS], `the next refusal waits ${REFUSAL_DELAY_MS} ms (the window is a day)`)
+  t.equal(answered, false, 'and is not answered before its wait ends')
+  open()
+  const res = await late
+  t.equal(res.statusCode, 429)
+  t.equal(res.json().error.code, 'rate_limited')
+  t.match(res.json().error.message, /at most 3 requests every 86400 s/)
+  t.ok(Number(res.headers['retry-after']) > 0, 'Retry-After as ever')
 })
