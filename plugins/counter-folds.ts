@@ -6,6 +6,7 @@
 // foldShards).
 import fp from 'fastify-plugin'
 import type { FastifyInstance } from 'fastify'
+import { runPeriodically } from './periodic.ts'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -18,26 +19,8 @@ async function counterFoldsPlugin(app: FastifyInstance, options: { intervalMs: n
   app.decorate('counterFolds', { foldShards })
   if (options.intervalMs <= 0) return
 
-  let timer: NodeJS.Timeout | undefined
-  let running: Promise<unknown> | undefined
-  let stopped = false
-  const tick = () => {
-    running = foldShards()
-      .catch((err) => app.log.error({ err }, 'counter shard fold'))
-      .finally(() => {
-        running = undefined
-        if (!stopped) timer = setTimeout(tick, options.intervalMs).unref()
-      })
-  }
-  app.addHook('onReady', async () => {
-    // At start too (not awaited: the start does not wait for it), then every interval.
-    timer = setTimeout(tick, 0).unref()
-  })
-  app.addHook('onClose', async () => {
-    stopped = true
-    clearTimeout(timer)
-    await running
-  })
+  // At start too (not awaited: the start does not wait for it), then every interval.
+  runPeriodically(app, { what: 'counter shard fold', intervalMs: options.intervalMs, firstAfterMs: 0, work: foldShards })
 }
 
 export default fp(counterFoldsPlugin, { name: 'counter-folds', dependencies: ['repositories'] })

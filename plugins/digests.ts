@@ -7,6 +7,7 @@
 // `app.digests.sendDue()` on the app's clock.
 import fp from 'fastify-plugin'
 import type { FastifyInstance } from 'fastify'
+import { runPeriodically } from './periodic.ts'
 import { buildDigest, digestMail, latestSlot, slotPeriod } from '../core/digests.ts'
 import type { DigestCandidate } from '../db/repositories/digests.ts'
 
@@ -71,26 +72,7 @@ async function digestsPlugin(app: FastifyInstance, options: DigestsPluginOptions
   app.decorate('digests', { sendDue })
   if (!options.enabled) return
 
-  let timer: NodeJS.Timeout | undefined
-  let running: Promise<unknown> | undefined
-  let stopped = false
-  const tick = () => {
-    running = sendDue()
-      .catch((err) => app.log.error({ err }, 'digest scheduler'))
-      .finally(() => {
-        running = undefined
-        if (!stopped) timer = setTimeout(tick, options.intervalMs ?? INTERVAL_MS).unref()
-      })
-  }
-  app.addHook('onReady', async () => {
-    timer = setTimeout(tick, options.intervalMs ?? INTERVAL_MS).unref()
-  })
-  // Before the database closes (hooks run in reverse order of registration).
-  app.addHook('onClose', async () => {
-    stopped = true
-    clearTimeout(timer)
-    await running
-  })
+  runPeriodically(app, { what: 'digest scheduler', intervalMs: options.intervalMs ?? INTERVAL_MS, work: sendDue })
 }
 
 export default fp(digestsPlugin, { name: 'digests', dependencies: ['repositories', 'mail', 'registry'] })

@@ -7,6 +7,7 @@
 // Tests drive it with `app.eventPartitions.run()`, on `app.now()`.
 import fp from 'fastify-plugin'
 import type { FastifyInstance } from 'fastify'
+import { runPeriodically } from './periodic.ts'
 import { addDays } from '../core/time.ts'
 
 declare module 'fastify' {
@@ -43,25 +44,7 @@ async function eventRetentionPlugin(app: FastifyInstance, options: EventRetentio
   await run().catch((err: unknown) => app.log.error({ err }, 'event partitions at start'))
   if (!options.timer) return
 
-  let timer: NodeJS.Timeout | undefined
-  let running: Promise<unknown> | undefined
-  let stopped = false
-  const tick = () => {
-    running = run()
-      .catch((err: unknown) => app.log.error({ err }, 'event partitions'))
-      .finally(() => {
-        running = undefined
-        if (!stopped) timer = setTimeout(tick, options.intervalMs ?? HOUR_MS).unref()
-      })
-  }
-  app.addHook('onReady', async () => {
-    timer = setTimeout(tick, options.intervalMs ?? HOUR_MS).unref()
-  })
-  app.addHook('onClose', async () => {
-    stopped = true
-    clearTimeout(timer)
-    await running
-  })
+  runPeriodically(app, { what: 'event partitions', intervalMs: options.intervalMs ?? HOUR_MS, work: run })
 }
 
 export default fp(eventRetentionPlugin, { name: 'event-retention', dependencies: ['repositories', 'registry'] })

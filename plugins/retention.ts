@@ -5,6 +5,7 @@
 // Off when the interval is 0 or the configuration leaves it out (tests fold in the read).
 import fp from 'fastify-plugin'
 import type { FastifyInstance } from 'fastify'
+import { runPeriodically } from './periodic.ts'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -21,25 +22,7 @@ async function retentionPlugin(app: FastifyInstance, options: { intervalMs: numb
   app.decorate('retention', { foldQueued })
   if (options.intervalMs <= 0) return
 
-  let timer: NodeJS.Timeout | undefined
-  let running: Promise<unknown> | undefined
-  let stopped = false
-  const tick = () => {
-    running = foldQueued()
-      .catch((err) => app.log.error({ err }, 'retention fold'))
-      .finally(() => {
-        running = undefined
-        if (!stopped) timer = setTimeout(tick, options.intervalMs).unref()
-      })
-  }
-  app.addHook('onReady', async () => {
-    timer = setTimeout(tick, options.intervalMs).unref()
-  })
-  app.addHook('onClose', async () => {
-    stopped = true
-    clearTimeout(timer)
-    await running
-  })
+  runPeriodically(app, { what: 'retention fold', intervalMs: options.intervalMs, work: foldQueued })
 }
 
 export default fp(retentionPlugin, { name: 'retention', dependencies: ['repositories'] })
