@@ -24,6 +24,7 @@ import { bootstrap, createKey } from '../bin/admin.ts'
 import { localDate } from '../core/time.ts'
 import { freePort } from './client-process.ts'
 import { databaseUrl, dropDatabases, isDatabaseName, quiet, recreateDatabase, registerCleanup } from './database.ts'
+import { npmStart } from './server-process.ts'
 import { createIndexes, dropSecondaryIndexes, loadOpportunities } from './load.ts'
 
 const { values: args } = parseArgs({
@@ -109,7 +110,7 @@ try {
 const port = await freePort()
 const origin = `http://127.0.0.1:${port}`
 const root = path.join(import.meta.dirname, '..')
-const server = spawn(process.execPath, ['--max-semi-space-size=8', '--expose-gc', '--no-wasm-tier-up', '--no-wasm-dynamic-tiering', 'start.js'], {
+const server = spawn(process.execPath, [...npmStart().flags, npmStart().script], {
   cwd: root,
   env: { ...process.env, DATABASE_URL: benchUrl, HOST: '127.0.0.1', PORT: String(port), PUBLIC_URL: origin, LOG_LEVEL: 'warn', RATE_LIMIT_MAX: '1000000' },
   stdio: ['ignore', 'ignore', 'inherit'],

@@ -20,10 +20,11 @@ import { bootstrap } from '../bin/admin.ts'
 import type { CannonResult, LatencyResult } from './client.ts'
 import { Client, freePort, loadAverage } from './client-process.ts'
 import { databaseUrl, dropDatabases, isDatabaseName, recreateDatabase } from './database.ts'
+import { npmStart } from './server-process.ts'
 
 const USAGE = 'Usage: npm run bench:fair-use -- [--seconds 1…600] [--connections 1…1000] [--db-name name]\n'
-/** `npm start`'s command (package.json), run by this Node. */
-const START_ARGS = ['--max-semi-space-size=4', '--expose-gc', '--no-wasm-tier-up', '--no-wasm-dynamic-tiering', 'start.js']
+/** `npm start`'s command (package.json's start script, read now), run by this Node. */
+const START_ARGS = [...npmStart().flags, npmStart().script]
 let parsed
 try {
   parsed = parseArgs({

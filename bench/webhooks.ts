@@ -33,6 +33,7 @@ import { bootstrap } from '../bin/admin.ts'
 import { Client, freePort, loadAverage, median, numericOption } from './client-process.ts'
 import type { CannonResult } from './client.ts'
 import { checkDatabaseName, databaseUrl, dropDatabases, quiet, recreateDatabase, registerCleanup, reportFailure, serverVersion } from './database.ts'
+import { npmStart } from './server-process.ts'
 
 const USAGE = `Usage: npm run bench:webhooks -- [options]
 
@@ -205,7 +206,7 @@ async function main() {
     const port = await freePort()
     const origin = `http://127.0.0.1:${port}`
     const root = path.join(import.meta.dirname, '..')
-    server = spawn(process.execPath, ['--max-semi-space-size=8', '--expose-gc', '--no-wasm-tier-up', '--no-wasm-dynamic-tiering', 'start.js'], {
+    server = spawn(process.execPath, [...npmStart().flags, npmStart().script], {
       cwd: root,
       env: {
         ...process.env,
