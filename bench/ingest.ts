@@ -167,7 +167,7 @@ async function insertRows(pool: Sql, projectId: string, seq: number, rows: Ev[],
       await pool.unsafe(
         `insert into ${SCRATCH} (${COLUMNS})
          select $1, $2, u, e, d, o, day, p, $3 from unnest($4::uuid[], $5::text[], $6::text[], $7::timestamptz[], $8::date[], $9::jsonb[]) as t (u, e, d, o, day, p)
-         on conflict (project_seq, uuid) do nothing`,
+         on conflict (project_seq, uuid, day) do nothing`,
         // The day as COPY writes it: the UTC date (the project is in UTC).
         [projectId, seq, received, part.map((e) => e.uuid), part.map((e) => e.event), part.map((e) => e.distinct_id), part.map((e) => e.timestamp),
           part.map((e) => e.timestamp.slice(0, 10)), part.map((e) => JSON.stringify(e.properties ?? {}))]
