@@ -44,10 +44,25 @@ const monthKey = (ms: number) => {
  */
 export function monthsOf(timestamps: Iterable<string>): string[] {
   const months = new Set<string>()
+  // The bounds [from, to) of the month last added: most of a batch falls in it, and an instant
+  // inside it needs no Date of its own (on the ingest path: ~1 ms of CPU per 1000 events without).
+  let from = Infinity
+  let to = -Infinity
+  const add = (ms: number) => {
+    if (ms >= from && ms < to) return
+    months.add(monthKey(ms))
+    const d = new Date(ms)
+    d.setUTCDate(1)
+    d.setUTCHours(0, 0, 0, 0)
+    from = d.getTime()
+    d.setUTCMonth(d.getUTCMonth() + 1)
+    to = d.getTime()
+  }
   for (const ts of timestamps) {
     const ms = Date.parse(ts)
     if (Number.isNaN(ms)) continue
-    months.add(monthKey(ms - 14 * HOUR_MS)).add(monthKey(ms + 14 * HOUR_MS))
+    add(ms - 14 * HOUR_MS)
+    add(ms + 14 * HOUR_MS)
   }
   return [...months]
 }
