@@ -1,6 +1,7 @@
 // core/slack.ts: webhook messages in Slack's incoming-webhook shape, per event type (pure).
 import t, { type Test } from 'tap'
 import { escapeMrkdwn, slackMessage, type SlackMessage } from '../core/slack.ts'
+import { triggeredAlert } from './helpers/alert-data.ts'
 
 const at = '2026-11-25T09:00:00.000Z'
 const project = { id: 'prj_1', slug: 'acme', name: 'Acme <App>' }
@@ -28,16 +29,7 @@ t.test('mrkdwn: &, < and > escaped, nothing else', async (t) => {
 })
 
 t.test('alert.triggered and alert.resolved', async (t) => {
-  const data = {
-    alert: { id: 'alr_1', name: 'Signups dropped', metric: 'registrations', event: null, condition: 'below', threshold: 10 },
-    id: 'ale_1',
-    kind: 'triggered',
-    day: '2026-11-24',
-    value: 3,
-    detail: {},
-    project,
-    at,
-  }
+  const data = triggeredAlert(project, at)
   const m = slackMessage({ type: 'alert.triggered', timestamp: at, data })
   checkShape(t, m)
   t.equal(m.text, 'Alert triggered: Signups dropped in Acme &lt;App&gt;, registrations = 3')

@@ -5,6 +5,7 @@ import t from 'tap'
 import type { FastifyInstance } from 'fastify'
 import { bearer, buildTestApp, expectStatus, fixedClock, seedWorkspace } from './helpers/app.ts'
 import { privateOk, receiver, subscribe } from './helpers/webhooks.ts'
+import { triggeredAlert } from './helpers/alert-data.ts'
 import { enqueueWebhooks } from '../db/repositories/webhooks.ts'
 
 const addMemory = (app: FastifyInstance, key: string, project: string, content: string) =>
@@ -23,16 +24,7 @@ t.test('a Slack subscription receives Slack\'s incoming-webhook shape', async (t
   const res = await app.inject({ method: 'POST', url: '/v1/webhooks', headers: bearer(key), payload: { project: ws.project.id, url: rx.url, events: ['alert.triggered', 'memory.added'], format: 'slack' } })
   expectStatus(t, res, 201)
   t.match(res.json(), { format: 'slack', signatures: ['v1'] })
-  const data = {
-    alert: { id: 'alr_1', name: 'Signups dropped', metric: 'registrations', event: null, condition: 'below', threshold: 10 },
-    id: 'ale_1',
-    kind: 'triggered',
-    day: '2026-11-24',
-    value: 3,
-    detail: {},
-    project: { id: ws.project.id, slug: ws.project.slug, name: 'Acme' },
-    at: new Date().toISOString(),
-  }
+  const data = triggeredAlert({ ...ws.project, name: 'Acme' })
   await app.db.transaction((tx) => enqueueWebhooks(tx, ws.project.id, 'alert.triggered', new Date(), [data]))
   await addMemory(app, key, ws.project.id, 'Pricing page converts on Tuesdays')
   t.equal(await app.webhooks.deliverDue(), 2)

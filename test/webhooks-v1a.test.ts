@@ -6,19 +6,9 @@ import type { FastifyInstance } from 'fastify'
 import { Webhook as Verifier } from 'standardwebhooks'
 import { bearer, buildTestApp, expectStatus, seedWorkspace } from './helpers/app.ts'
 import { privateOk, receiver, subscribe, verifiesV1a } from './helpers/webhooks.ts'
+import { triggeredAlert } from './helpers/alert-data.ts'
 import { enqueueWebhooks } from '../db/repositories/webhooks.ts'
 import { asymmetricSignature, newSigningKeyPair } from '../core/webhooks.ts'
-
-const alertData = (project: { id: string; slug: string; name: string }) => ({
-  alert: { id: 'alr_1', name: 'Signups dropped', metric: 'registrations', event: null, condition: 'below', threshold: 10 },
-  id: 'ale_1',
-  kind: 'triggered',
-  day: '2026-11-25',
-  value: 3,
-  detail: { threshold: 10 },
-  project: { id: project.id, slug: project.slug, name: project.name },
-  at: new Date().toISOString(),
-})
 
 async function webhook(app: FastifyInstance, key: string, id: string) {
   const res = await app.inject({ method: 'GET', url: `/v1/webhooks/${id}`, headers: bearer(key) })
@@ -53,7 +43,7 @@ t.test('an alert reaches a receiver signed with v1 and v1a: standardwebhooks ver
   const listed = await app.inject({ method: 'GET', url: `/v1/webhooks?project=${ws.project.id}`, headers: bearer(key) })
   t.match(listed.json().items, [{ id: hook.id, public_key: hook.public_key, signatures: ['v1', 'v1a'] }], 'list_webhooks too')
 
-  await app.db.transaction((tx) => enqueueWebhooks(tx, ws.project.id, 'alert.triggered', new Date(), [alertData({ ...ws.project, name: 'Acme' })]))
+  await app.db.transaction((tx) => enqueueWebhooks(tx, ws.project.id, 'alert.triggered', new Date(), [triggeredAlert({ ...ws.project, name: 'Acme' })]))
   t.equal(await app.webhooks.deliverDue(), 1)
   const [msg] = rx.got
   const signatures = String(msg!.headers['webhook-signature']).split(' ')
