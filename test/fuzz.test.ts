@@ -36,6 +36,8 @@ const RUNS = Number(process.env.FUZZ_RUNS ?? 6)
 const EVERY_SURFACE = RUNS >= 100
 const SEED = process.env.FUZZ_SEED === undefined ? undefined : Number(process.env.FUZZ_SEED)
 const MCP_HOST = '127.0.0.1:3000'
+// ~45 s on a quiet 2-core machine, past tap's 120 s (.taprc) when other suites share it.
+t.setTimeout(600_000)
 
 /**
  * Routes this test does not fuzz, each with the reason. Everything else the app serves must be

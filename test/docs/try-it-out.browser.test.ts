@@ -5,6 +5,8 @@ import { bearer, listenTestApp, seedWorkspace } from '../helpers/app.ts'
 import { FILE_TIMEOUT, browserSkip, launchChromium, newPage } from '../console/helpers.ts'
 
 t.setTimeout(FILE_TIMEOUT)
+/** The first render of /docs (see below). */
+const RENDER_TIMEOUT = 240_000
 const skip = browserSkip(t)
 
 t.test('"Try it out" on /docs calls review_opportunity', { skip }, async (t) => {
@@ -21,7 +23,9 @@ t.test('"Try it out" on /docs calls review_opportunity', { skip }, async (t) => 
   const browser = await launchChromium(t)
   const page = await newPage(browser)
   await page.goto(`${url}/docs`)
-  await page.getByRole('button', { name: /Authorize/ }).first().click()
+  // Swagger UI renders the whole OpenAPI document (~490 kB) before it shows a button: 20 s of
+  // Chromium's CPU on a loaded 2-core machine, past the 30 s action timeout when it is busier.
+  await page.getByRole('button', { name: /Authorize/ }).first().click({ timeout: RENDER_TIMEOUT })
   await page.locator('#auth-bearer-value').fill(ws.keys.service)
   await page.locator('.modal-ux button.authorize').click()
   await page.locator('.modal-ux button.btn-done').click()
