@@ -11,8 +11,13 @@ import type { Evaluation, Opportunity, SimilarOpportunity, Status } from '../../
  * and inside this subquery a bare "id" is tags.id (so every opportunity had no tags).
  */
 const tagNames = sql<string[]>`coalesce((select array_agg(t.name order by lower(t.name), t.name) from opportunity_tags ot join tags t on t.id = ot.tag_id where ot.opportunity_id = "opportunities"."id"), '{}')`
-/** The email of an opportunity's assignee: a subquery on the row at hand. */
-const assigneeEmail = sql<string | null>`(select u.email from users u where u.id = "opportunities"."assignee_user_id")`
+/**
+ * The email of an opportunity's assignee: a subquery on the row at hand, run only when there is
+ * one. Each run of a subquery costs PostgreSQL a scan's start (on a table small enough to be
+ * scanned whole, as users usually is, an lseek of its file to learn its size): unguarded, a
+ * page of 20 unassigned opportunities paid for 20 of them.
+ */
+const assigneeEmail = sql<string | null>`case when "opportunities"."assignee_user_id" is null then null else (select u.email from users u where u.id = "opportunities"."assignee_user_id") end`
 
 /** What a write returns of an opportunity (`.returning(fullRow)`) or a read selects: the row, its tags and its assignee's email. */
 export const fullRow = { ...getTableColumns(opportunities), tags: tagNames, assigneeEmail }
@@ -55,6 +60,15 @@ function isoMicros(t: string): string {
 }
 
 /**
+ * A listed opportunity's tags (`tagNames`), looked up only when its project has a tag at all: the
+ * project's tags are looked for once per statement (an InitPlan, tags_project_name_key), and a
+ * project without any (an opportunity carries only tags of its own project) answers '{}' for
+ * every row without the subquery per row (its aggregate's sort, its scans' starts: about half of
+ * the PostgreSQL CPU of a 20-row page, docs/benchmarks.md).
+ */
+const listedTags = sql<string[]>`case when exists (select 1 from tags pt where pt.project_id = ${sql.placeholder('projectId')}::text) then ${tagNames} else '{}'::text[] end`
+
+/**
  * What the listing and the export read of an opportunity, in the order `listed` takes them: the
  * fields the API answers with, its times as `utcText`, then (in a page) the total. So a listed
  * row needs no Date and no drizzle mapping.
@@ -75,7 +89,7 @@ const listedFields = {
   version: opportunities.version,
   report_count: opportunities.reportCount,
   merged_into: opportunities.mergedInto,
-  tags: tagNames,
+  tags: listedTags,
   assignee_id: opportunities.assigneeUserId,
   assignee_email: assigneeEmail,
 }
