@@ -85,6 +85,8 @@ const NOW = sql.placeholder('now')
  * Stores a batch and updates every rollup in ONE statement, so a batch is all or nothing.
  * Idempotent by uuid (the unique index). Exact unique counts: a (project, event, day, user)
  * pair increments `unique_users` only the first time it is inserted into daily_event_users.
+ * Retention's queue gets one row per batch (its first sightings as arrays, each new
+ * daily_event_users row marked with that row's id: migration 0022), not one per first sighting.
  * Rows are written in key order so concurrent batches lock in the same order and cannot
  * deadlock; the counters are sharded so that they do not make batches wait at all.
  * Built once, with placeholders (the payload goes in as text). Deliberately not a named
