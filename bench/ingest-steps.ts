@@ -4,6 +4,9 @@
 // distribution of bench/ingest.ts: 200,000 users, skewed, 48 h) are ingested in batches of 1000
 // by variants of the statement, alternating variants within each round, each from empty tables;
 // reported: the backends' CPU per 1000 events (/proc/<pid>/stat) and wall time, medians of rounds.
+// The variants: the statement as it ships, and every /tmp/gdsteps/<name>.sql (its text with steps
+// removed or changed; $1 the project id, $2 the batch as JSON text, $3 now). --explain prints the
+// plan of one more batch after each variant's first round. Database gd_ingest_floor_steps (dropped).
 import { parseArgs } from 'node:util'
 import { performance } from 'node:perf_hooks'
 import { randomUUID } from 'node:crypto'
