@@ -11,10 +11,12 @@
 --    row it share-locks, and a project's deletion deletes the rows by projects_delete_event_rows.
 --    An AFTER trigger: the project is gone when user_activity's delete trigger runs, so it leaves
 --    user_activity_days alone (whose own foreign key cascades), as under the cascade.
--- What is queued is folded first, by the former retention_apply (the queue's columns change).
-SELECT retention_apply(q.project_id, 2147483647) FROM (SELECT DISTINCT project_id FROM retention_queue) q;
+-- What is queued is folded first, by the former retention_apply (the queue's columns change),
+-- with the queue locked so that no batch of a running instance queues a row after the fold
+-- (a row left would make the NOT NULL columns below fail rather than be lost).
+LOCK TABLE retention_queue IN ACCESS EXCLUSIVE MODE;
 --> statement-breakpoint
-DELETE FROM retention_queue;
+SELECT retention_apply(q.project_id, 2147483647) FROM (SELECT DISTINCT project_id FROM retention_queue) q;
 --> statement-breakpoint
 ALTER TABLE "user_activity" DROP CONSTRAINT "user_activity_project_id_projects_id_fk";
 --> statement-breakpoint
