@@ -255,6 +255,12 @@ export const dailyEventUsers = pgTable('daily_event_users', {
   event: text('event').notNull(),
   day: date('day', { mode: 'string' }).notNull(),
   distinctId: text('distinct_id').notNull(),
+  /**
+   * The retention_queue row (its id) of the batch that inserted this row, null for rows written
+   * otherwise (a rebuild, a bulk load): retention_apply() counts a row as applied once its batch
+   * is no longer queued (migration 0022).
+   */
+  batch: bigint('batch', { mode: 'number' }),
 }, (t) => [
   primaryKey({ columns: [t.projectId, t.event, t.day, t.distinctId] }),
   // One user's rows (what retention_apply reads for the users of what it applies).
@@ -263,25 +269,24 @@ export const dailyEventUsers = pgTable('daily_event_users', {
 
 /**
  * Retention (issue 29), answered from cells kept exact as events arrive. The ingest statement
- * queues each first sighting (a new daily_event_users row); retention_apply() (migration 0018)
- * takes queued rows of a project in order, one caller at a time per project, and adds what they
- * change to the cells: for each user and start event A (first day f = the user's least day of A),
- * one user in the day cell (A, B, f, d − f) for each day d ≥ f they did B, in the week cell
- * (A, B, week of f, weeks from it) for each week with such a day, and in the cohort (A, f).
- * A read applies what is queued, then sums a few cells: its cost is the cohorts and periods asked
- * for, not the users in them. No foreign keys, as for daily_event_users.
+ * queues each batch's first sightings (its new daily_event_users rows) as ONE row of arrays, and
+ * marks those rows with that queue row's id (daily_event_users.batch; migration 0022: one row a
+ * batch instead of one a first sighting); retention_apply() takes queued rows of a project in
+ * order, one caller at a time per project, and adds what they change to the cells: for each user
+ * and start event A (first day f = the user's least day of A), one user in the day cell
+ * (A, B, f, d − f) for each day d ≥ f they did B, in the week cell (A, B, week of f, weeks from
+ * it) for each week with such a day, and in the cohort (A, f). A read applies what is queued,
+ * then sums a few cells: its cost is the cohorts and periods asked for, not the users in them.
+ * No foreign keys, as for daily_event_users.
  */
 export const retentionQueue = pgTable('retention_queue', {
   projectId: text('project_id').notNull(),
   id: bigint('id', { mode: 'number' }).generatedAlwaysAsIdentity().notNull(),
-  event: text('event').notNull(),
-  day: date('day', { mode: 'string' }).notNull(),
-  distinctId: text('distinct_id').notNull(),
-}, (t) => [
-  primaryKey({ columns: [t.projectId, t.id] }),
-  // "Still queued?" for one user's rows (what is applied = their rows less the queued ones).
-  index('retention_queue_user_idx').on(t.projectId, t.distinctId, t.event, t.day),
-])
+  /** The batch's first sightings: events[i], days[i], distinct_ids[i]. */
+  events: text('events').array().notNull(),
+  days: date('days', { mode: 'string' }).array().notNull(),
+  distinctIds: text('distinct_ids').array().notNull(),
+}, (t) => [primaryKey({ columns: [t.projectId, t.id] })])
 
 export const retentionCells = pgTable('retention_cells', {
   projectId: text('project_id').notNull(),
@@ -330,7 +335,8 @@ export const dailyEventCounts = pgTable('daily_event_counts', {
 
 /** Each user's last day of `daily_use`: 7- and 30-day unique active users without scanning days. */
 export const userActivity = pgTable('user_activity', {
-  projectId: text('project_id').notNull().references(() => projects.id, { onDelete: 'cascade' }),
+  /** No foreign key (migration 0022: a check per new user), as for events (see there). */
+  projectId: text('project_id').notNull(),
   distinctId: text('distinct_id').notNull(),
   lastActiveDay: date('last_active_day', { mode: 'string' }).notNull(),
 }, (t) => [

@@ -118,6 +118,8 @@ const NOW = sql.placeholder('now')
  * Stores a batch and updates every rollup in ONE statement, so a batch is all or nothing.
  * Idempotent by uuid (the unique index). Exact unique counts: a (project, event, day, user)
  * pair increments `unique_users` only the first time it is inserted into daily_event_users.
+ * Retention's queue gets one row per batch (its first sightings as arrays, each new
+ * daily_event_users row marked with that row's id: migration 0022), not one per first sighting.
  * Rows are written in key order so concurrent batches lock in the same order and cannot
  * deadlock; the counters are sharded so that they do not make batches wait at all.
  * Built once, with placeholders (the payload goes in as text). Deliberately not a named
@@ -143,9 +145,13 @@ const INGEST = new PgDialect().sqlToQuery(sql`
           on conflict (project_seq, uuid, day) do nothing
           returning event, distinct_id, day, occurred_at
         ),
+        batch as (
+          -- The id of this batch's retention_queue row, which marks its first sightings (below).
+          select nextval('retention_queue_id_seq') as id
+        ),
         firsts as (
-          insert into daily_event_users (project_id, event, day, distinct_id)
-          select ${PROJECT}, event, day, distinct_id from (select distinct event, day, distinct_id from ins) d
+          insert into daily_event_users (project_id, event, day, distinct_id, batch)
+          select ${PROJECT}, event, day, distinct_id, (select id from batch) from (select distinct event, day, distinct_id from ins) d
           order by event, day, distinct_id
           on conflict do nothing
           returning event, day, distinct_id
@@ -169,9 +175,11 @@ const INGEST = new PgDialect().sqlToQuery(sql`
           returning 1
         ),
         queued as (
-          -- Every first sighting, for retention_apply() to fold into the retention cells.
-          insert into retention_queue (project_id, event, day, distinct_id)
-          select ${PROJECT}, event, day, distinct_id from firsts
+          -- The batch's first sightings, for retention_apply() to fold into the retention cells:
+          -- one row of arrays (not one a first sighting; migration 0022), only when there are some.
+          insert into retention_queue (project_id, id, events, days, distinct_ids) overriding system value
+          select ${PROJECT}, (select id from batch), array_agg(event), array_agg(day), array_agg(distinct_id) from firsts
+          having count(*) > 0
           returning 1
         ),
         counted as (
@@ -196,6 +204,9 @@ const INGEST = new PgDialect().sqlToQuery(sql`
         select (select count(*) from ins)::int as accepted,
                (select count(*) from active)::int + (select count(*) from queued)::int + (select count(*) from counted)::int + (select count(*) from stats)::int as touched
       `)
+
+/** The ingest statement's text ($1 project id, $2 the batch as JSON text, $3 now): for bench/ingest-steps.ts. */
+export const INGEST_SQL = INGEST.sql
 
 export function createEventsRepository(db: Queryable) {
   const prepared = preparedReads(db)

@@ -145,6 +145,25 @@ t.test('rollups equal a naive count of the raw events', async (t) => {
     t.equal(stored, before + distinct, 'stored once each')
   })
 
+  t.test('a batch is queued for retention as one row, and folded whole', async (t) => {
+    await compare(t, 'before')
+    const queued = async () => (await query<{ rows: number; sightings: number; marked: number }>(sql`
+      select count(*)::int as rows, coalesce(sum(cardinality(distinct_ids)), 0)::int as sightings,
+             (select count(*) from daily_event_users d where d.project_id = ${project} and d.batch in (select id from retention_queue where project_id = ${project}))::int as marked
+      from retention_queue where project_id = ${project}`))[0]!
+    // Three first sightings (one a duplicate of the batch's own), then two (one already seen).
+    await post([ev('daily_use', 'kim', '2026-11-18T08:00:00Z'), ev('daily_use', 'kim', '2026-11-18T09:00:00Z'), ev('signup', 'kim', '2026-11-18T08:00:00Z'), ev('daily_use', 'lee', '2026-11-18T08:00:00Z')])
+    await post([ev('daily_use', 'kim', '2026-11-18T10:00:00Z'), ev('daily_use', 'kim', '2026-11-19T08:00:00Z'), ev('page_view', 'lee', '2026-11-17T08:00:00Z')])
+    await post([ev('daily_use', 'kim', '2026-11-19T11:00:00Z')]) // no first sighting: nothing queued
+    t.same(await queued(), { rows: 2, sightings: 5, marked: 5 }, 'one queue row per batch with first sightings, each of its rows marked with it')
+    const apply = async (n: number) => (await query<{ n: number }>(sql`select retention_apply(${project}, ${n}) as n`))[0]!.n
+    t.equal(await apply(1), 3, 'a slice takes a whole batch, even past its limit')
+    t.same(await queued(), { rows: 1, sightings: 2, marked: 2 })
+    t.equal(await apply(1), 2)
+    t.equal(await apply(1), 0, 'nothing left')
+    await compare(t, 'after folding batch by batch')
+  })
+
   t.test('the background fold empties the queue of every project', async (t) => {
     const other = await seedWorkspace(app)
     await post([ev('daily_use', 'fay', '2026-11-20T08:00:00Z'), ev('signup', 'fay', '2026-11-19T08:00:00Z')])
