@@ -49,18 +49,65 @@ export async function toolCallResult(app: FastifyInstance, call: Call, name: str
     : { content: [{ type: 'text', text }], isError: true }
 }
 
+/** The start of a successful result's answer, up to the opening quote of its text block. */
+const OK_HEAD = Buffer.from('{"result":{"content":[{"type":"text","text":"')
+/** Between the text block's closing quote and the structured content. */
+const OK_MIDDLE = Buffer.from('"}],"structuredContent":')
 /**
- * The same result as JSON text, written without parsing the tool's text again: its
- * structuredContent is the text itself. That is what `JSON.stringify(toolCallResult(…))` writes,
- * because the registry's serializers (fast-json-stringify) write what JSON.stringify writes for
- * the same value — members in order, numbers and strings escaped alike (a string with anything
- * to escape goes through JSON.stringify itself) — so JSON.stringify(JSON.parse(text)) is text;
- * test/mcp/fast-lane.test.ts compares the bytes with the SDK's.
+ * What JSON.stringify does to each byte of a string's UTF-8 form: 0 nothing, 1 a backslash before
+ * it (`"` and `\`), 2 more than this table says — a control character (escaped as `\n`, `\u0001`…)
+ * or 0xEF, the lead byte of U+F000–U+FFFF and so of U+FFFD, which is what a lone surrogate
+ * becomes in UTF-8 (JSON.stringify writes `\udXXX` for it): such a text takes JSON.stringify
+ * itself. Every other byte, ASCII or part of a multi-byte character, JSON.stringify leaves as it is.
  */
-async function toolCallResultJson(app: FastifyInstance, call: Call, name: string, args: Record<string, unknown> | undefined, extra: string): Promise<string> {
-  const { ok, text } = await toolCallOutcome(app, call, name, args)
-  const content = `{"content":[{"type":"text","text":${JSON.stringify(text)}}]`
-  return ok ? `${content},"structuredContent":${text}${extra}}` : `${content},"isError":true${extra}}`
+const ESCAPES = new Uint8Array(256)
+ESCAPES[0x22] = ESCAPES[0x5c] = 1
+for (let c = 0; c < 0x20; c++) ESCAPES[c] = 2
+ESCAPES[0xef] = 2
+/** A tool's text as UTF-8, reused from call to call (it is read back before anything else runs);
+ * a text too long for it (over ~21,000 characters) gets a buffer of its own. */
+const scratch = Buffer.allocUnsafeSlow(64 * 1024)
+
+/**
+ * A successful result's answer as bytes: `{"result":{"content":[{"type":"text","text":<the text as
+ * a JSON string>}],"structuredContent":<the text>` then `tail`: the bytes of answerText's string. The text block is escaped byte by byte while the text is copied (V8's
+ * JSON.stringify of a string costs about twice that here, and a page escaped as a string is then
+ * measured, flattened and encoded again by the HTTP layer), and the body goes out as it is.
+ * Undefined when the text has a byte that needs more than a backslash (see ESCAPES). Exported for
+ * test/mcp/fast-lane-bytes.test.ts.
+ */
+export function okAnswerBytes(text: string, tail: string): Buffer | undefined {
+  const raw = text.length * 3 <= scratch.length ? scratch : Buffer.allocUnsafeSlow(text.length * 3)
+  const n = raw.write(text, 0, 'utf8')
+  const out = Buffer.allocUnsafe(OK_HEAD.length + 2 * n + OK_MIDDLE.length + n + Buffer.byteLength(tail))
+  let p = OK_HEAD.copy(out, 0)
+  for (let i = 0; i < n; i++) {
+    const c = raw[i]!
+    const escape = ESCAPES[c]
+    if (escape !== 0) {
+      if (escape === 2) return undefined
+      out[p++] = 0x5c
+    }
+    out[p++] = c
+  }
+  p += OK_MIDDLE.copy(out, p)
+  p += raw.copy(out, p, 0, n)
+  p += out.write(tail, p, 'utf8')
+  return out.subarray(0, p)
+}
+
+/**
+ * The answer as JSON text, written without parsing the tool's text again: its structuredContent
+ * is the text itself. That is what `JSON.stringify` of the SDK's answer writes, because the
+ * registry's serializers (fast-json-stringify) write what JSON.stringify writes for the same value
+ * — members in order, numbers and strings escaped alike (a string with anything to escape goes
+ * through JSON.stringify itself) — so JSON.stringify(JSON.parse(text)) is text;
+ * test/mcp/fast-lane.test.ts compares the bytes with the SDK's. `tail` closes the result (the
+ * modern era's members) and the JSON-RPC response.
+ */
+function answerText(outcome: ToolCallOutcome, tail: string): string {
+  const content = `{"result":{"content":[{"type":"text","text":${JSON.stringify(outcome.text)}}]`
+  return outcome.ok ? `${content},"structuredContent":${outcome.text}${tail}` : `${content},"isError":true${tail}`
 }
 
 /** The one revision of the modern era the lane serves (the SDK's only one today). */
@@ -117,10 +164,10 @@ function ordinaryEnvelope(meta: unknown): boolean {
   return info === undefined || (isPlainObject(info) && onlyKeys(info, ['name', 'version']) && typeof info.name === 'string' && typeof info.version === 'string')
 }
 
-export type FastLane = (message: unknown, headers: FastifyRequest['headers'], call: Call, era: 'legacy' | 'modern') => Promise<string | undefined>
+export type FastLane = (message: unknown, headers: FastifyRequest['headers'], call: Call, era: 'legacy' | 'modern') => Promise<Buffer | string | undefined>
 
 /**
- * The lane: the response body (sent with status 200 and `Content-Type: application/json`, as
+ * The lane: the response body, bytes or text (sent with status 200 and `Content-Type: application/json`, as
  * the SDK sends it), or undefined when the SDK must answer. `era` is certainEra's answer
  * (routes/mcp-era.ts). `legacyVersions` are the MCP-Protocol-Version values the SDK's 2025
  * transport accepts; `serverInfo` is what the SDK stamps into 2026-07-28 results' `_meta`
@@ -164,14 +211,15 @@ export function createFastLane(app: FastifyInstance, options: { legacyVersions: 
     // own serialization of the result (registry.callTool writes only what the schema declares;
     // tests build the app with checkOutputs, which fails any handler result outside it).
     // 2026-07-28: the SDK's encode contract stamps the result type and the server's identity.
-    let result: string
+    let outcome: ToolCallOutcome
     try {
-      result = await toolCallResultJson(app, call, name, args as Record<string, unknown> | undefined, era === 'modern' ? modernExtra : '')
+      outcome = await toolCallOutcome(app, call, name, args as Record<string, unknown> | undefined)
     } catch (err) {
       // An unknown or disabled tool is the SDK's protocol error (-32602), answered there.
       if (err instanceof UnknownToolError) return undefined
       throw err
     }
-    return `{"result":${result},"jsonrpc":"2.0","id":${JSON.stringify(id)}}`
+    const tail = `${era === 'modern' ? modernExtra : ''}},"jsonrpc":"2.0","id":${JSON.stringify(id)}}`
+    return (outcome.ok && okAnswerBytes(outcome.text, tail)) || answerText(outcome, tail)
   }
 }

@@ -156,10 +156,10 @@ const mcpRoutes: FastifyPluginAsync<McpRoutesOptions> = async (app, options) => 
       const body = await mcp.fastToolCall(parsed.message, request.headers, caller, era)
       if (body !== undefined) {
         onPath?.('fast')
-        // The string as it is, through a serializer that changes nothing: Fastify adds
-        // "; charset=utf-8" to the SDK's content type for a string sent without one. Node then
-        // writes the headers and the body in one piece, with no 8 kB Buffer copied first.
-        return reply.code(200).header('content-type', 'application/json').serializer(asIs).send(body)
+        reply.code(200).header('content-type', 'application/json')
+        // Bytes as they are; a string through a serializer that changes nothing: Fastify adds
+        // "; charset=utf-8" to the SDK's content type for a string sent without one.
+        return typeof body === 'string' ? reply.serializer(asIs).send(body) : reply.send(body)
       }
     }
     // The headers the SDK reads: the content type and the MCP headers.
