@@ -109,6 +109,8 @@ const VARIANTS: Variant[] = [
   // The same rows in a table whose primary key leads with the event: (project_id, event, day, shard).
   { name: 'evidx', sql: CURRENT.replace('from daily_event_counts', 'from daily_event_counts_ev'), ...base },
   { name: 'evidxbest', sql: `select day - $2::date, event, sum8(events), sum8(unique_users) from daily_event_counts_ev where ${where} group by day, event`, ...base, decode: byOffset },
+  { name: 'evcover', sql: `select day - $2::date, event, events, unique_users from daily_event_counts_evc where ${where}`, ...base, decode: byOffset },
+  { name: 'evrows', sql: `select day - $2::date, event, events, unique_users from daily_event_counts_ev where ${where}`, ...base, decode: byOffset },
   {
     name: 'arrays',
     sql: `select array_agg(day::text), array_agg(event), array_agg(e), array_agg(u) from (select day, event, sum(events)::int8 as e, sum(unique_users)::int8 as u from daily_event_counts where ${where} group by day, event) t`,
@@ -150,8 +152,11 @@ async function seed(sql: postgres.Sql) {
     select 'B', ${today}::date - d, e, 0, 100 + d, 40 + d from generate_series(0, 30) d, unnest(${EVENTS}::text[]) e`
   await sql`create table daily_event_counts_ev (like daily_event_counts including defaults, primary key (project_id, event, day, shard))`
   await sql`insert into daily_event_counts_ev select * from daily_event_counts`
+  // And with the counts in the index too (INCLUDE): an index-only scan where the visibility map allows.
+  await sql`create table daily_event_counts_evc (like daily_event_counts including defaults, primary key (project_id, event, day, shard) include (events, unique_users))`
+  await sql`insert into daily_event_counts_evc select * from daily_event_counts`
   await sql`create aggregate sum8(int8) (sfunc = int8pl, stype = int8)`
-  await sql`vacuum analyze daily_event_counts, daily_event_counts_ev, projects`
+  await sql`vacuum analyze daily_event_counts, daily_event_counts_ev, daily_event_counts_evc, projects`
 }
 
 async function main() {

@@ -65,6 +65,9 @@ const USAGE = `Usage: npm run bench:http -- [options]
   --quick                   a check of the bench itself (< 2 minutes): 2 rounds of 2 s, 0.5 s
                             warm-up, 60 opportunities, batches of 25, a restart every 6 days; its
                             ratios are no verdict
+  --cpu-prof <dir>          the app runs under Node's --cpu-prof and writes a .cpuprofile of each of
+                            its starts into <dir> (the last one is the measured server); the
+                            profiler costs CPU, so its figures are no verdict
   --db-name <name>          database name (default growthdesk_bench_http); server from BENCH_DATABASE_URL
                             (default postgres://postgres@127.0.0.1:5432/postgres). PostgreSQL's CPU is
                             read from /proc: n/a when the server runs on another machine
@@ -88,6 +91,7 @@ async function main() {
       soak: { type: 'string', default: '0' },
       quick: { type: 'boolean', default: false },
       'db-name': { type: 'string', default: 'growthdesk_bench_http' },
+      'cpu-prof': { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
     },
     strict: true,
@@ -116,6 +120,7 @@ async function main() {
     }
   }
   const dbName = checkDatabaseName(args['db-name']!)
+  const profileFlags = args['cpu-prof'] === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${path.resolve(args['cpu-prof'])}`]
   const log = (line = '') => process.stdout.write(`${line}\n`)
   const benchUrl = databaseUrl(dbName)
 
@@ -155,7 +160,7 @@ async function main() {
     // The app as npm start runs it. The rate limits are configuration, not how it runs: off, or
     // one key's 50 connections would be refused by design.
     const start = npmStart()
-    app = await startServer({ port, logFile: path.join(tmp, 'app.log'), env: { ...env, PUBLIC_URL: origin, RATE_LIMIT_MAX: '0', RATE_LIMIT_INGEST_MAX: '0', RATE_LIMIT_CONCURRENCY: '0' } })
+    app = await startServer({ port, logFile: path.join(tmp, 'app.log'), extraFlags: profileFlags, env: { ...env, PUBLIC_URL: origin, RATE_LIMIT_MAX: '0', RATE_LIMIT_INGEST_MAX: '0', RATE_LIMIT_CONCURRENCY: '0' } })
     const refPort = await freePort()
     reference = await startServer({ port: refPort, logFile: path.join(tmp, 'reference.log'), env: { DATABASE_URL: benchUrl }, script: 'bench/reference-server.ts' })
     // Connected to the server's default database, so that its own backend is never counted.
@@ -191,7 +196,7 @@ async function main() {
     for (let d = 0; d < days.length; d++) {
       if (d > 0 && d % daysPerStart === 0) {
         await app.stop()
-        app = await startServer({ port, logFile: path.join(tmp, 'app.log'), env: appEnv })
+        app = await startServer({ port, logFile: path.join(tmp, 'app.log'), extraFlags: profileFlags, env: appEnv })
         starts++
       }
       accepted += await ingest(bootA.keys.ingest, bodiesOf(demo.filter((e) => e.day === days[d])), ingestConnections)

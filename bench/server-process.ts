@@ -33,15 +33,15 @@ export interface ServerProcess {
 }
 
 /**
- * Starts `script` (default: npm start's) with npm start's flags, on `port`, and waits until GET
+ * Starts `script` (default: npm start's) with npm start's flags (and `extraFlags`: a profiler's), on `port`, and waits until GET
  * /health answers 200 (at most `timeoutMs`). Throws, with the log's tail, if the process exits first.
  */
-export async function startServer(options: { port: number; env: Record<string, string>; logFile: string; script?: string; timeoutMs?: number }): Promise<ServerProcess> {
+export async function startServer(options: { port: number; env: Record<string, string>; logFile: string; script?: string; timeoutMs?: number; extraFlags?: string[] }): Promise<ServerProcess> {
   const { flags, script } = npmStart()
   const env: NodeJS.ProcessEnv = { ...process.env }
   delete env.LOG_LEVEL
   const out = fs.openSync(options.logFile, 'a')
-  const child: ChildProcess = spawn(process.execPath, [...flags, options.script ?? script], {
+  const child: ChildProcess = spawn(process.execPath, [...flags, ...(options.extraFlags ?? []), options.script ?? script], {
     cwd: root,
     env: { ...env, ...options.env, PORT: String(options.port) },
     stdio: ['ignore', out, out],

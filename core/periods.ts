@@ -2,6 +2,7 @@
 // project's zone) or any `from`/`to` range of at most MAX_RANGE_DAYS days, and the previous period
 // of equal length for a comparison. Every metrics read that takes a period resolves it here, so
 // the rules and their errors are one.
+import { DAY_MS, dayMs } from '../db/days.ts'
 import { appError } from './errors.ts'
 import { addDays, dayRange, windows, type Window } from './time.ts'
 
@@ -22,9 +23,6 @@ export interface Period {
   /** Every day of it, oldest first (shared: copy it to change it). */
   days: readonly string[]
 }
-
-const DAY_MS = 86_400_000
-const dayMs = (day: string) => Date.UTC(Number(day.slice(0, 4)), Number(day.slice(5, 7)) - 1, Number(day.slice(8, 10)))
 
 /** A real calendar date (the schema's pattern admits 2026-02-30). */
 export function isCalendarDay(day: string): boolean {

@@ -1,5 +1,8 @@
 // Calendar days in a project's IANA time zone. Days are computed as dates, never by adding
 // 24 h to an instant, so daylight-saving changes cannot shift a window.
+import { dayMs } from '../db/days.ts'
+
+export { addDays, dayRange } from '../db/days.ts'
 
 const formatters = new Map<string, Intl.DateTimeFormat>()
 /** The last date computed per zone, with the UTC minute it holds for: every zone's offset is a
@@ -30,12 +33,6 @@ export function localDate(instant: Date, timeZone: string): string {
   return date
 }
 
-const DAY_MS = 86_400_000
-
-/** UTC midnight of a YYYY-MM-DD date, in ms: days of the calendar are all 24 h long in UTC. */
-const dayMs = (day: string) => Date.UTC(Number(day.slice(0, 4)), Number(day.slice(5, 7)) - 1, Number(day.slice(8, 10)))
-const dayOf = (ms: number) => new Date(ms).toISOString().slice(0, 10)
-
 /**
  * The first instant of a calendar day in a time zone: its local midnight, or the first minute
  * after it where a clock change skips midnight. Found among the minutes from 15 h before to 15 h
@@ -51,26 +48,6 @@ export function startOfDay(day: string, timeZone: string): Date {
     else first = mid
   }
   return new Date(first * 60_000)
-}
-
-export function addDays(day: string, days: number): string {
-  return dayOf(dayMs(day) + days * DAY_MS)
-}
-
-/** Ranges already written out: every call of a day asks for the same few (7 or 30 days to today). */
-const ranges = new Map<string, readonly string[]>()
-
-/** The `count` days ending with `last`, oldest first (shared and frozen: copy it to change it). */
-export function dayRange(last: string, count: number): readonly string[] {
-  const key = `${last}/${count}`
-  let range = ranges.get(key)
-  if (!range) {
-    const end = dayMs(last)
-    range = Object.freeze(Array.from({ length: count }, (_, i) => dayOf(end + (i - count + 1) * DAY_MS)))
-    if (ranges.size >= 64) ranges.clear()
-    ranges.set(key, range)
-  }
-  return range
 }
 
 export const windows = { '7d': 7, '30d': 30 } as const

@@ -1,6 +1,7 @@
 import { and, desc, eq, lazily, sql, PgDialect } from '../orm.ts'
 import { isoMillis, preparedRows, rowsOf, type Queryable } from '../client.ts'
 import { withEventMonths } from './partitions.ts'
+import { dayAfter } from '../days.ts'
 import { DAILY_USE } from '../../schemas/metrics.ts'
 import { COUNTER_SHARDS, dailyEventCounts, events, projects } from '../schema.ts'
 
@@ -32,26 +33,23 @@ const dailyCountsQuery = (withNames: boolean) => new PgDialect().sqlToQuery(sql`
   where project_id = ${P('projectId')} and day >= ${P('from')}::date and day <= ${P('to')}::date
     ${withNames ? sql`and event = any(${P('names')}::text[])` : sql``}`)
 
-/** The YYYY-MM-DD day `n` days after `from` (as PostgreSQL's date::text writes it, years 1–9999). */
-const dayAfter = (from: string, n: number) => new Date(Date.parse(from) + n * 86_400_000).toISOString().slice(0, 10)
-
 /**
  * dailyCountsQuery's rows summed per (day, event), in the order each (day, event) first comes.
  * Exact: the counters are integers far below 2^53.
  */
 export function sumCounts(from: string, rows: readonly unknown[][]): DailyCount[] {
   const counts: DailyCount[] = []
-  const seen = new Map<string, DailyCount>()
-  const days: string[] = []
+  // Per day offset, the (day, event) counts seen so far: a read has a handful of events a day.
+  const byOffset: Map<string, DailyCount>[] = []
   for (const [offset, event, events, users] of rows) {
-    const key = `${offset as number}\u0000${event as string}`
-    const count = seen.get(key)
+    const seen = (byOffset[offset as number] ??= new Map())
+    const count = seen.get(event as string)
     if (count) {
       count.events += Number(events)
       count.uniqueUsers += Number(users)
     } else {
-      const c = { day: (days[offset as number] ??= dayAfter(from, offset as number)), event: event as string, events: Number(events), uniqueUsers: Number(users) }
-      seen.set(key, c)
+      const c = { day: dayAfter(from, offset as number), event: event as string, events: Number(events), uniqueUsers: Number(users) }
+      seen.set(event as string, c)
       counts.push(c)
     }
   }
