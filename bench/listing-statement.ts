@@ -25,9 +25,10 @@ const USAGE = `Usage: node bench/listing-statement.ts [options]
 
   --calls <n>     calls per variant and round (default 2000)
   --rounds <n>    rounds, each running every variant once, alternating (default 7)
+  --print         print the listing's statement as the app sends it
   --db-name <s>   the bench database (default growthdesk_bench_listing_statement), dropped at the end
 `
-const { values: opts } = parseArgs({ options: { calls: { type: 'string' }, rounds: { type: 'string' }, 'db-name': { type: 'string' }, help: { type: 'boolean' } } })
+const { values: opts } = parseArgs({ options: { calls: { type: 'string' }, rounds: { type: 'string' }, 'db-name': { type: 'string' }, print: { type: 'boolean' }, help: { type: 'boolean' } } })
 if (opts.help) {
   process.stdout.write(USAGE)
   process.exit(0)
@@ -54,6 +55,27 @@ function before(now: string): string {
   if (!tags.test(now) || !email.test(now)) throw new Error(`the listing's statement is not the one this bench knows: ${now}`)
   // $1 (the tags' project) goes: the placeholders after it move down by one.
   return now.replace(tags, '$1').replace(email, '$1').replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) - 1}`)
+}
+
+/** The statement less one part at a time (each placeholder still used, so that each prepares alike). */
+function diagnostics(now: string): { name: string; sql: string }[] {
+  const utc = /\("(received_at|review_updated_at)" at time zone 'UTC'\)::text/g
+  const tags = /case when exists \(select 1 from tags pt where pt\.project_id = \$1::text\) then .*? else '\{\}'::text\[\] end/
+  const email = /case when "opportunities"\."assignee_user_id" is null then null else \(select u\.email from users u where u\.id = "opportunities"\."assignee_user_id"\) end/
+  const total = /\(select coalesce\(sum\("n"\), 0\)::int from "opportunity_counts" where \(.*?\)\)(?= from "opportunities")/
+  for (const [name, rx] of [['utc', utc], ['tags', tags], ['email', email], ['total', total]] as const) {
+    if (!new RegExp(rx.source).test(now)) throw new Error(`the listing's statement has no ${name} part this bench knows: ${now}`)
+  }
+  const noTags = (q: string) => q.replace(tags, "case when $1::text is null then null else '{}'::text[] end")
+  const noEmail = (q: string) => q.replace(email, 'null::text')
+  const noTotal = (q: string) => q.replace(total, '(select 0 where $2::text is not null and $3::text is not null and $4::text is not null)')
+  return [
+    { name: 'diagnostic: timestamps as timestamptz (no text cast)', sql: now.replace(utc, '"$1"') },
+    { name: 'diagnostic: no tags subquery', sql: noTags(now) },
+    { name: 'diagnostic: no email subquery', sql: noEmail(now) },
+    { name: 'diagnostic: no total subquery', sql: noTotal(now) },
+    { name: 'diagnostic: the scan alone (ids, no subqueries)', sql: now.replace(/^select .*? from "opportunities" where/, 'select "id", $1::text, $2::text, $3::text, $4::text from "opportunities" where') },
+  ]
 }
 
 async function main() {
@@ -90,11 +112,14 @@ async function main() {
   }
   const now = statements.find((s) => s.includes('from "opportunities"') && s.includes('limit $'))
   if (!now) throw new Error('the listing statement was not seen')
+  if (opts.print) log(now)
   const type = 'potential_user_opportunity'
   const variants = [
     { name: 'listing, now', sql: now, params: [project, project, type, 'pending', project, type, 'pending', 21] },
     { name: 'listing, subqueries unguarded (before)', sql: before(now), params: [project, type, 'pending', project, type, 'pending', 21] },
     { name: 'primary-key lookup (bench:http reference)', sql: 'select id, name, timezone from projects where id = $1', params: [project] },
+    // Diagnostics (the same rows, not the same answer): what each part of the statement costs.
+    ...diagnostics(now).map((d) => ({ ...d, params: [project, project, type, 'pending', project, type, 'pending', 21] })),
   ]
   const setup = postgres(url, { max: 1, ...quiet })
   connections.push(setup)

@@ -39,17 +39,21 @@ const dailyCountsQuery = (withNames: boolean) => new PgDialect().sqlToQuery(sql`
  */
 export function sumCounts(from: string, rows: readonly unknown[][]): DailyCount[] {
   const counts: DailyCount[] = []
-  // Per day offset, the (day, event) counts seen so far: a read has a handful of events a day.
-  const byOffset: Map<string, DailyCount>[] = []
-  for (const [offset, event, events, users] of rows) {
-    const seen = (byOffset[offset as number] ??= new Map())
-    const count = seen.get(event as string)
+  // Each (day, event) by a number: its event's index among those seen, times a span longer than
+  // any read (MAX_RANGE_DAYS and the period before it), plus the day's offset.
+  const events = new Map<string, number>()
+  const seen = new Map<number, DailyCount>()
+  for (const [offset, event, n, users] of rows) {
+    let e = events.get(event as string)
+    if (e === undefined) events.set(event as string, (e = events.size))
+    const key = e * 100_000 + (offset as number)
+    const count = seen.get(key)
     if (count) {
-      count.events += Number(events)
+      count.events += Number(n)
       count.uniqueUsers += Number(users)
     } else {
-      const c = { day: dayAfter(from, offset as number), event: event as string, events: Number(events), uniqueUsers: Number(users) }
-      seen.set(event as string, c)
+      const c = { day: dayAfter(from, offset as number), event: event as string, events: Number(n), uniqueUsers: Number(users) }
+      seen.set(key, c)
       counts.push(c)
     }
   }
