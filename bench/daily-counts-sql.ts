@@ -112,8 +112,8 @@ const VARIANTS: Variant[] = [
   // The two names as two parameters (a 2-element array the planner can count): under the generic
   // plan, `event = any($4)` of an array parameter is a filter after the heap fetch, of ARRAY[$4, $5]
   // an index condition of an event-first key.
-  { name: 'rows2', sql: `select day - $2::date, event, events, unique_users from daily_event_counts where project_id = $1 and day >= $2::date and day <= $3::date and event = any(array[$4, $5]::text[])`, ...base, params: (p) => [p, from, today, ...NAMES], decode: byOffset },
-  { name: 'evrows2', sql: `select day - $2::date, event, events, unique_users from daily_event_counts_ev where project_id = $1 and day >= $2::date and day <= $3::date and event = any(array[$4, $5]::text[])`, ...base, params: (p) => [p, from, today, ...NAMES], decode: byOffset },
+  { name: 'rows2', sql: 'select day - $2::date, event, events, unique_users from daily_event_counts where project_id = $1 and day >= $2::date and day <= $3::date and event = any(array[$4, $5]::text[])', ...base, params: (p) => [p, from, today, ...NAMES], decode: byOffset },
+  { name: 'evrows2', sql: 'select day - $2::date, event, events, unique_users from daily_event_counts_ev where project_id = $1 and day >= $2::date and day <= $3::date and event = any(array[$4, $5]::text[])', ...base, params: (p) => [p, from, today, ...NAMES], decode: byOffset },
   { name: 'evcover', sql: `select day - $2::date, event, events, unique_users from daily_event_counts_evc where ${where}`, ...base, decode: byOffset },
   { name: 'evrows', sql: `select day - $2::date, event, events, unique_users from daily_event_counts_ev where ${where}`, ...base, decode: byOffset },
   {

@@ -73,7 +73,7 @@ const overviewQuery = () => new PgDialect().sqlToQuery(sql`
     (select coalesce(sum(users), 0) from user_activity_days where project_id = ${P('projectId')} and day >= ${P('since30')}::date),
     (select coalesce(json_agg(json_build_array(t.status, t.evaluation, t.n)), '[]'::json)::text
      from (select status, evaluation, sum(n) as n from opportunity_counts where project_id = ${P('projectId')} group by 1, 2) t),
-    (select (max(last_event_at) at time zone 'UTC')::text from project_event_stats where project_id = ${P('projectId')})
+    (select max(last_event_at) from project_event_stats where project_id = ${P('projectId')})
   from projects where id = ${P('projectId')}`)
 
 export interface DailyCount { day: string; event: string; events: number; uniqueUsers: number }

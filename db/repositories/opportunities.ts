@@ -46,17 +46,18 @@ export function toOpportunity(row: Row): Opportunity {
 }
 
 /**
- * A time as PostgreSQL writes a `timestamp` in UTC: "2026-11-24 03:52:38.123456", the fraction
- * without its trailing zeros, or none (DateStyle ISO: PGlite's, and pinned on every PostgreSQL
- * connection, db/client.ts). Writing it costs PostgreSQL less than half of what `to_char` did
- * (which was about a quarter of a listing's database time); `isoMillis` and `isoMicros` make ISO
- * text of it.
+ * A time as the app's connections write a timestamptz: "2026-11-24 03:52:38.123456+00", the
+ * fraction without its trailing zeros, or none (DateStyle ISO, TimeZone UTC: PGlite's, and pinned
+ * on every PostgreSQL connection, db/client.ts). The column as it is: writing it costs PostgreSQL
+ * less than `(t at time zone 'UTC')::text` did, and that less than half of `to_char` (which was
+ * about a quarter of a listing's database time); `isoMillis` and `isoMicros` make ISO text of it.
  */
-const utcText = <T extends string | null>(column: typeof opportunities.receivedAt | typeof opportunities.reviewUpdatedAt) => sql<T>`(${column} at time zone 'UTC')::text`
+const utcText = <T extends string | null>(column: typeof opportunities.receivedAt | typeof opportunities.reviewUpdatedAt) => sql<T>`${column}`
 
 /** A `utcText` to the microsecond: "2026-11-24T03:52:38.123456Z" (the listing's key). */
 function isoMicros(t: string): string {
-  return `${t.slice(0, 10)}T${t.length === 19 ? `${t.slice(11)}.000000` : `${t.slice(11)}00000`.slice(0, 15)}Z`
+  const u = t.endsWith('+00') ? t.slice(0, -3) : t
+  return `${u.slice(0, 10)}T${u.length === 19 ? `${u.slice(11)}.000000` : `${u.slice(11)}00000`.slice(0, 15)}Z`
 }
 
 /**

@@ -240,7 +240,7 @@ async function rebuildRollups(tx: Queryable, projectId: string, timeZone: string
  */
 const cardQuery = () => new PgDialect().sqlToQuery(sql`
   select id, slug, name, description, website, audience, value_proposition, goals, channels, stage, timezone,
-         (created_at at time zone 'UTC')::text, (updated_at at time zone 'UTC')::text
+         created_at, updated_at
   from projects where id = ${sql.placeholder('projectId')}`)
 
 const cardOf = (v: unknown[]): ProjectCard => ({
