@@ -3,11 +3,12 @@
 // of memory); with the cache on from the first line, a warm start reads every module — server.ts
 // included — already stripped and compiled, and never loads it. `node server.ts` works as well.
 //
-// npm start's flags: a young generation of 8 MB semi-spaces, chosen by measuring CPU per call
-// against RSS (docs/benchmarks.md, "The shipped configuration": against 4 MB, ~0.9× the server
-// CPU per call and 30–80 MB less RSS under load, as fewer short-lived objects are promoted to the
-// old generation; the same idle RSS, since server.ts's start-up collection shrinks the young
-// generation back), --expose-gc for the one memory-reducing collection server.ts makes a second
+// npm start's flags: a young generation of 16 MB semi-spaces, chosen by measuring CPU per call
+// against RSS (docs/benchmarks.md, "The shipped configuration": 8 MB cost ~0.9× the server CPU
+// per call of 4 MB and 30–80 MB less RSS under load, as fewer short-lived objects are promoted to
+// the old generation; 16 MB, measured on a quiet machine, ~0.92–0.97× the CPU per call of 8 MB
+// for ~20 MB more RSS under load; the same idle RSS for all, since server.ts's start-up
+// collection shrinks the young generation back), --expose-gc for the one memory-reducing collection server.ts makes a second
 // after the start (and then takes off the global object), and PGlite's WebAssembly run by V8's
 // baseline compiler only (Liftoff).
 // Optimizing PostgreSQL's largest functions took V8 over 500 MB of memory for a moment (a
