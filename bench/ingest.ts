@@ -43,6 +43,8 @@ const USAGE = `Usage: npm run bench:ingest -- [options]
   --batches <list> batch sizes, comma-separated (default 1000,100)
   --users <n>      distinct users the events are spread over, skewed (default 200000)
   --rounds <n>     repeat every measurement; medians are reported (default 1)
+  --cpu-prof <dir> the app runs under Node's --cpu-prof and writes its .cpuprofile into <dir> (the
+                   profiler costs CPU: its figures are no verdict)
   --quick          a check of the bench itself (< 2 minutes): 20000 events, batches of 1000 only
   --db-name <name> database name (default growthdesk_bench_ingest); server from BENCH_DATABASE_URL
                    (default postgres://postgres@127.0.0.1:5432/postgres)
@@ -57,6 +59,7 @@ const { values: args } = parseArgs({
     users: { type: 'string', default: '200000' },
     rounds: { type: 'string', default: '1' },
     'db-name': { type: 'string', default: 'growthdesk_bench_ingest' },
+    'cpu-prof': { type: 'string' },
     keep: { type: 'boolean', default: false },
     quick: { type: 'boolean', default: false },
     help: { type: 'boolean', short: 'h', default: false },
@@ -206,7 +209,8 @@ async function main() {
   const local = await buildApp({ config: loadConfig({ ...env, PORT: String(port), LOG_LEVEL: 'silent' }), logger: false })
   const boot = await bootstrap(local, { workspace: 'growthdesk bench', email: 'bench@growthdesk.bench', project: 'Bench project' }).finally(() => local.close())
   // The app as npm start runs it; the rate limits (configuration) off, or the flood is refused by design.
-  app = await startServer({ port, logFile: path.join(tmpDir, 'app.log'), env: { ...env, RATE_LIMIT_MAX: '0', RATE_LIMIT_INGEST_MAX: '0', RATE_LIMIT_CONCURRENCY: '0' } })
+  const profileFlags = args['cpu-prof'] === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${path.resolve(args['cpu-prof'])}`]
+  app = await startServer({ port, logFile: path.join(tmpDir, 'app.log'), extraFlags: profileFlags, env: { ...env, RATE_LIMIT_MAX: '0', RATE_LIMIT_INGEST_MAX: '0', RATE_LIMIT_CONCURRENCY: '0' } })
   log(`app: \`${npmStart().command}\` (pid ${app.pid}, default logging to a file)`)
   sql = postgres(benchUrl, { max: 1, ...quiet, connection: { application_name: 'growthdesk-bench-monitor' } })
   const projectId = boot.project.id
