@@ -114,6 +114,25 @@ const VARIANTS: Variant[] = [
   // an index condition of an event-first key.
   { name: 'rows2', sql: 'select day - $2::date, event, events, unique_users from daily_event_counts where project_id = $1 and day >= $2::date and day <= $3::date and event = any(array[$4, $5]::text[])', ...base, params: (p) => [p, from, today, ...NAMES], decode: byOffset },
   { name: 'evrows2', sql: 'select day - $2::date, event, events, unique_users from daily_event_counts_ev where project_id = $1 and day >= $2::date and day <= $3::date and event = any(array[$4, $5]::text[])', ...base, params: (p) => [p, from, today, ...NAMES], decode: byOffset },
+  // One row for the whole read: PostgreSQL sends one DataRow instead of one per counter row.
+  {
+    name: 'onetext',
+    sql: `select string_agg(concat_ws(',', day - $2::date, events, unique_users, event), ';') from daily_event_counts where ${where}`,
+    ...base,
+    decode: (rows) => byOffset(((rows[0]![0] as string | null) ?? '').split(';').filter(Boolean).map((r) => {
+      const [d, n, u, ...e] = r.split(',')
+      return [Number(d), e.join(','), n, u]
+    })),
+  },
+  {
+    name: 'onearrays',
+    sql: `select array_agg(day - $2::date), array_agg(event), array_agg(events), array_agg(unique_users) from daily_event_counts where ${where}`,
+    ...base,
+    decode: (rows) => {
+      const [d, e, n, u] = rows[0] as [number[], string[], string[], string[]]
+      return byOffset((d ?? []).map((day, i) => [day, e[i]!, n[i], u[i]]))
+    },
+  },
   { name: 'evcover', sql: `select day - $2::date, event, events, unique_users from daily_event_counts_evc where ${where}`, ...base, decode: byOffset },
   { name: 'evrows', sql: `select day - $2::date, event, events, unique_users from daily_event_counts_ev where ${where}`, ...base, decode: byOffset },
   {
