@@ -49,7 +49,7 @@ export function preparedRows<R>(db: Queryable, query: { toSQL(): { sql: string; 
 
 /**
  * A timestamptz as PostgreSQL writes it on the app's connections (DateStyle ISO and TimeZone UTC:
- * pinned on every PostgreSQL connection, PGlite's own), "2026-11-24 03:52:38.123456+00" (the
+ * pinned on every PostgreSQL connection and the PGlite session), "2026-11-24 03:52:38.123456+00" (the
  * fraction without its trailing zeros, or none), as toISOString() writes the same time:
  * "2026-11-24T03:52:38.123Z" (truncated to the millisecond, as a Date is). Also takes the same
  * text without the "+00" (a `timestamp`). Reading the column as it is costs PostgreSQL less than
@@ -57,8 +57,19 @@ export function preparedRows<R>(db: Queryable, query: { toSQL(): { sql: string; 
  * that less than `to_char`.
  */
 export function isoMillis(t: string): string {
-  const u = t.endsWith('+00') ? t.slice(0, -3) : t
+  const u = utcTimeText(t)
   return `${u.slice(0, 10)}T${u.length === 19 ? `${u.slice(11)}.000` : `${u.slice(11)}00`.slice(0, 12)}Z`
+}
+
+/**
+ * `t` without its "+00", checked to be a time in UTC as PostgreSQL writes it (the seconds, then
+ * at most a fraction): a time written in another zone ("…+02", a session whose TimeZone was not
+ * pinned) throws instead of being read hours off.
+ */
+export function utcTimeText(t: string): string {
+  const u = t.endsWith('+00') ? t.slice(0, -3) : t
+  if (u.length > 19 && (u.charCodeAt(19) !== 46 || u.includes('+', 20) || u.includes('-', 20))) throw new Error(`not a UTC time as PostgreSQL writes it: ${t}`)
+  return u
 }
 
 /** A unique-constraint violation, however the driver (or drizzle's wrapper) reports it. */
@@ -283,6 +294,10 @@ export async function openDatabase(config: DatabaseConfig): Promise<Database> {
       startParams: sync ? [...PGlite.defaultStartParams.filter((p) => p !== '-F'), '-c', 'wal_sync_method=fsync'] : undefined,
     })
     await client.waitReady
+    // The session's settings the text of times depends on (isoMillis), as every PostgreSQL
+    // connection pins them. PGlite's defaults (GMT, ISO) write the same text, and its one session
+    // does not take up a database's settings today; another release could change either.
+    await client.exec("set timezone to 'UTC'; set datestyle to 'ISO, MDY'")
   } catch (err) {
     unlock()
     throw err

@@ -1,5 +1,5 @@
 import { and, asc, desc, eq, getTableColumns, gt, inArray, isNull, or, sql, type SQL } from '../orm.ts'
-import { isoMillis, preparedRows, rowsOf, type Queryable } from '../client.ts'
+import { isoMillis, preparedRows, rowsOf, utcTimeText, type Queryable } from '../client.ts'
 import { opportunities, opportunityCounts, opportunityTags, reviewHistory, users } from '../schema.ts'
 import { newId } from '../ids.ts'
 import { enqueueWebhooks } from './webhooks.ts'
@@ -47,8 +47,8 @@ export function toOpportunity(row: Row): Opportunity {
 
 /**
  * A time as the app's connections write a timestamptz: "2026-11-24 03:52:38.123456+00", the
- * fraction without its trailing zeros, or none (DateStyle ISO, TimeZone UTC: PGlite's, and pinned
- * on every PostgreSQL connection, db/client.ts). The column as it is: writing it costs PostgreSQL
+ * fraction without its trailing zeros, or none (DateStyle ISO, TimeZone UTC: pinned on every
+ * PostgreSQL connection and the PGlite session, db/client.ts). The column as it is: writing it costs PostgreSQL
  * less than `(t at time zone 'UTC')::text` did, and that less than half of `to_char` (which was
  * about a quarter of a listing's database time); `isoMillis` and `isoMicros` make ISO text of it.
  */
@@ -56,7 +56,7 @@ const utcText = <T extends string | null>(column: typeof opportunities.receivedA
 
 /** A `utcText` to the microsecond: "2026-11-24T03:52:38.123456Z" (the listing's key). */
 function isoMicros(t: string): string {
-  const u = t.endsWith('+00') ? t.slice(0, -3) : t
+  const u = utcTimeText(t)
   return `${u.slice(0, 10)}T${u.length === 19 ? `${u.slice(11)}.000000` : `${u.slice(11)}00000`.slice(0, 15)}Z`
 }
 
