@@ -28,3 +28,8 @@ t.test('rows of one (day, event) are summed; days are dated from the first day o
   t.same(sumCounts('2026-01-01', [[0, 'a\u0000b', '1', '1'], [0, 'a', '2', '2']]).length, 2)
   t.same(sumCounts('2026-01-01', []), [])
 })
+
+t.test('a read longer than the keys can tell apart is refused, not summed into another (day, event)', async (t) => {
+  t.throws(() => sumCounts('2026-01-01', [[100_000, 'signup', 1, 1]]), RangeError)
+  t.same(sumCounts('2026-01-01', [[99_999, 'signup', 1, 1], [0, 'daily_use', 2, 2]]).map((c) => c.events), [1, 2])
+})

@@ -40,12 +40,13 @@ const dailyCountsQuery = (withNames: boolean) => new PgDialect().sqlToQuery(sql`
 export function sumCounts(from: string, rows: readonly unknown[][]): DailyCount[] {
   const counts: DailyCount[] = []
   // Each (day, event) by a number: its event's index among those seen, times a span longer than
-  // any read (MAX_RANGE_DAYS and the period before it), plus the day's offset.
+  // any read (800 days at most: MAX_RANGE_DAYS and the period before it), plus the day's offset.
   const events = new Map<string, number>()
   const seen = new Map<number, DailyCount>()
   for (const [offset, event, n, users] of rows) {
     let e = events.get(event as string)
     if (e === undefined) events.set(event as string, (e = events.size))
+    if ((offset as number) >= 100_000) throw new RangeError(`sumCounts reads at most 100,000 days (offset ${offset as number})`)
     const key = e * 100_000 + (offset as number)
     const count = seen.get(key)
     if (count) {
