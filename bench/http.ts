@@ -121,7 +121,6 @@ async function main() {
     }
   }
   const dbName = checkDatabaseName(args['db-name']!)
-  const profileFlags = args['cpu-prof'] === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${path.resolve(args['cpu-prof'])}`]
   const log = (line = '') => process.stdout.write(`${line}\n`)
   const benchUrl = databaseUrl(dbName)
 
@@ -161,7 +160,7 @@ async function main() {
     // The app as npm start runs it. The rate limits are configuration, not how it runs: off, or
     // one key's 50 connections would be refused by design.
     const start = npmStart()
-    app = await startServer({ port, logFile: path.join(tmp, 'app.log'), extraFlags: profileFlags, env: { ...env, PUBLIC_URL: origin, RATE_LIMIT_MAX: '0', RATE_LIMIT_INGEST_MAX: '0', RATE_LIMIT_CONCURRENCY: '0' } })
+    app = await startServer({ port, logFile: path.join(tmp, 'app.log'), cpuProf: args['cpu-prof'], env: { ...env, PUBLIC_URL: origin, RATE_LIMIT_MAX: '0', RATE_LIMIT_INGEST_MAX: '0', RATE_LIMIT_CONCURRENCY: '0' } })
     const refPort = await freePort()
     reference = await startServer({ port: refPort, logFile: path.join(tmp, 'reference.log'), env: { DATABASE_URL: benchUrl }, script: 'bench/reference-server.ts' })
     // Connected to the server's default database, so that its own backend is never counted.
@@ -197,7 +196,7 @@ async function main() {
     for (let d = 0; d < days.length; d++) {
       if (d > 0 && d % daysPerStart === 0) {
         await app.stop()
-        app = await startServer({ port, logFile: path.join(tmp, 'app.log'), extraFlags: profileFlags, env: appEnv })
+        app = await startServer({ port, logFile: path.join(tmp, 'app.log'), cpuProf: args['cpu-prof'], env: appEnv })
         starts++
       }
       accepted += await ingest(bootA.keys.ingest, bodiesOf(demo.filter((e) => e.day === days[d])), ingestConnections)

@@ -209,8 +209,7 @@ async function main() {
   const local = await buildApp({ config: loadConfig({ ...env, PORT: String(port), LOG_LEVEL: 'silent' }), logger: false })
   const boot = await bootstrap(local, { workspace: 'growthdesk bench', email: 'bench@growthdesk.bench', project: 'Bench project' }).finally(() => local.close())
   // The app as npm start runs it; the rate limits (configuration) off, or the flood is refused by design.
-  const profileFlags = args['cpu-prof'] === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${path.resolve(args['cpu-prof'])}`]
-  app = await startServer({ port, logFile: path.join(tmpDir, 'app.log'), extraFlags: profileFlags, env: { ...env, RATE_LIMIT_MAX: '0', RATE_LIMIT_INGEST_MAX: '0', RATE_LIMIT_CONCURRENCY: '0' } })
+  app = await startServer({ port, logFile: path.join(tmpDir, 'app.log'), cpuProf: args['cpu-prof'], env: { ...env, RATE_LIMIT_MAX: '0', RATE_LIMIT_INGEST_MAX: '0', RATE_LIMIT_CONCURRENCY: '0' } })
   log(`app: \`${npmStart().command}\` (pid ${app.pid}, default logging to a file)`)
   sql = postgres(benchUrl, { max: 1, ...quiet, connection: { application_name: 'growthdesk-bench-monitor' } })
   const projectId = boot.project.id

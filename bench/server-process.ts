@@ -33,15 +33,17 @@ export interface ServerProcess {
 }
 
 /**
- * Starts `script` (default: npm start's) with npm start's flags (and `extraFlags`: a profiler's), on `port`, and waits until GET
+ * Starts `script` (default: npm start's) with npm start's flags, on `port`, and waits until GET
  * /health answers 200 (at most `timeoutMs`). Throws, with the log's tail, if the process exits first.
+ * `cpuProf`: a folder, where the process (under Node's --cpu-prof) writes its profile as it exits.
  */
-export async function startServer(options: { port: number; env: Record<string, string>; logFile: string; script?: string; timeoutMs?: number; extraFlags?: string[] }): Promise<ServerProcess> {
+export async function startServer(options: { port: number; env: Record<string, string>; logFile: string; script?: string; timeoutMs?: number; cpuProf?: string }): Promise<ServerProcess> {
   const { flags, script } = npmStart()
+  if (options.cpuProf !== undefined) flags.push('--cpu-prof', `--cpu-prof-dir=${path.resolve(options.cpuProf)}`)
   const env: NodeJS.ProcessEnv = { ...process.env }
   delete env.LOG_LEVEL
   const out = fs.openSync(options.logFile, 'a')
-  const child: ChildProcess = spawn(process.execPath, [...flags, ...(options.extraFlags ?? []), options.script ?? script], {
+  const child: ChildProcess = spawn(process.execPath, [...flags, options.script ?? script], {
     cwd: root,
     env: { ...env, ...options.env, PORT: String(options.port) },
     stdio: ['ignore', out, out],
