@@ -14,6 +14,7 @@ const { DatabaseInUseError } = await import('./db/client.ts')
 const { PluginError } = await import('./plugins/tool-plugins.ts')
 const { SecretsKeyError } = await import('./db/secret-box.ts')
 const { bootstrap, describeBootstrap } = await import('./bin/admin.ts')
+const { postgresQueuePatched } = await import('./db/postgres-patch.ts')
 const modulesLoaded = performance.now()
 
 function fail(message: string): never {
@@ -86,6 +87,9 @@ app.log.info({
     ready: ms(performance.now()),
   },
 }, `ready in ${ms(performance.now())} ms`)
+if (config.database.kind === 'postgres' && !postgresQueuePatched()) {
+  app.log.warn('postgres.js is installed without growthdesk\'s fix of its pool queue (patches/, applied by `npm install` and `npm ci`; an install with --ignore-scripts skips it): the server gets slower the longer it runs. Run `npx patch-package` in the app\'s folder, then restart.')
+}
 
 // Start-up leaves garbage behind and a young generation grown to its largest (two 8 MB
 // semi-spaces), which an idle server would keep. A second after the start, one memory-reducing
