@@ -5,6 +5,8 @@
 // routes), and GET /health for the bench to wait on. bench/server-process.ts starts it with npm
 // start's Node flags, so that both sides run under the same V8 settings.
 // The lookup is a tagged query, so postgres.js prepares it once per connection (its default).
+// postgres.js is the installed one, patched as the app's is (patches/): unpatched, this server's
+// CPU per request grew with every request it served at 50 connections (npm run bench:drift).
 // Env: DATABASE_URL, PORT (HOST 127.0.0.1).
 import Fastify from 'fastify'
 import postgres from 'postgres'
