@@ -9,13 +9,12 @@
 // The server's GET /health, which touches no database, is the control (--health).
 // A database of its own with one project; dropped at the end.
 import { parseArgs } from 'node:util'
-import net from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import fs from 'node:fs'
 import postgres from 'postgres'
 import { startServer } from './server-process.ts'
-import { Client, loadAverage, numericOption } from './client-process.ts'
+import { Client, freePort, loadAverage, numericOption } from './client-process.ts'
 import type { CannonResult, CannonTask } from './client.ts'
 import { checkDatabaseName, databaseUrl, dropDatabases, quiet, recreateDatabase, registerCleanup, reportFailure } from './database.ts'
 import { postgresQueuePatched } from '../db/postgres-patch.ts'
@@ -41,13 +40,6 @@ const duration = num('duration', opts.duration ?? '5', 1, 3600)
 const connections = num('connections', opts.connections ?? '50', 1, 1000)
 const dbName = checkDatabaseName(opts['db-name'] ?? 'growthdesk_bench_drift')
 const log = (line: string) => process.stdout.write(`${line}\n`)
-
-const freePort = () => new Promise<number>((resolve) => {
-  const s = net.createServer().listen(0, '127.0.0.1', () => {
-    const { port } = s.address() as net.AddressInfo
-    s.close(() => resolve(port))
-  })
-})
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'gd-bench-drift-'))
 const client = new Client()

@@ -62,7 +62,7 @@ const USAGE = `Usage: npm run bench:http -- [options]
                             its connections (and their counter shards) change as a long-running
                             server's do (default 1; 6 with --quick)
   --soak <s>                afterwards, MCP tools/call for this long (both eras alternating), with
-                            the server's RSS at start and end (default 0: none)
+                            the server's RSS and CPU per request each minute (default 0: none)
   --quick                   a check of the bench itself (< 2 minutes): 2 rounds of 2 s, 0.5 s
                             warm-up, 60 opportunities, batches of 25, a restart every 6 days; its
                             ratios are no verdict
@@ -402,17 +402,30 @@ async function main() {
       let total = 0
       let bad = 0
       let slice = 0
+      // Server CPU per request of each minute (six slices): a server whose cost grows as it runs
+      // (postgres.js' pool queue unpatched: bench:drift) shows here as a rising figure.
+      const perMinute: number[] = []
+      let minuteCpu = app.cpuMs()
+      let minuteRequests = 0
       while (left > 0) {
         const s = scenario(slice++ % 2 === 0 ? 'mcp26' : 'mcp')
         const d = Math.min(10, left)
         const r = await cannon({ ...s.task, connections, seconds: d })
         total += r.total
+        minuteRequests += r.total
         bad += r.non2xx + r.errors
         left -= d
-        if (slice % 6 === 0) log(`  after ${soak - left} s: RSS ${mb(app.rss())}`)
+        if (slice % 6 === 0 || left === 0) {
+          const cpu = app.cpuMs()
+          perMinute.push(((cpu - minuteCpu) * 1000) / Math.max(1, minuteRequests))
+          minuteCpu = cpu
+          minuteRequests = 0
+          log(`  after ${soak - left} s: RSS ${mb(app.rss())}, ${fmt(perMinute.at(-1)!, 0)} µs of server CPU a request since the last line`)
+        }
       }
       const endRss = app.rss()
-      log(`soak: ${total} requests (${fmt(total / soak, 0)} req/s), non-2xx or errors ${bad} — RSS at end ${mb(endRss)}, change ${((endRss / startRss - 1) * 100).toFixed(1)} %`)
+      log(`soak: ${total} requests (${fmt(total / soak, 0)} req/s), non-2xx or errors ${bad} — RSS at end ${mb(endRss)}, change ${((endRss / startRss - 1) * 100).toFixed(1)} %; ` +
+        `server CPU a request, last line against the first: ${(perMinute.at(-1)! / perMinute[0]!).toFixed(2)}×`)
       if (bad > 0) failed = true
     }
     // autocannon stops with requests in flight: let them finish before the servers stop.
