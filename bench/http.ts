@@ -160,7 +160,9 @@ async function main() {
     // The app as npm start runs it. The rate limits are configuration, not how it runs: off, or
     // one key's 50 connections would be refused by design.
     const start = npmStart()
-    app = await startServer({ port, logFile: path.join(tmp, 'app.log'), cpuProf: args['cpu-prof'], env: { ...env, PUBLIC_URL: origin, RATE_LIMIT_MAX: '0', RATE_LIMIT_INGEST_MAX: '0', RATE_LIMIT_CONCURRENCY: '0' } })
+    const appEnv = { ...env, PUBLIC_URL: origin, RATE_LIMIT_MAX: '0', RATE_LIMIT_INGEST_MAX: '0', RATE_LIMIT_CONCURRENCY: '0' }
+    const startApp = () => startServer({ port, logFile: path.join(tmp, 'app.log'), cpuProf: args['cpu-prof'], env: appEnv })
+    app = await startApp()
     const refPort = await freePort()
     reference = await startServer({ port: refPort, logFile: path.join(tmp, 'reference.log'), env: { DATABASE_URL: benchUrl }, script: 'bench/reference-server.ts' })
     // Connected to the server's default database, so that its own backend is never counted.
@@ -190,13 +192,12 @@ async function main() {
     // max_lifetime, restarts, deploys). Here the app is restarted every `daysPerStart` days, so
     // that the counters spread over the shards as in production (ending the connections under
     // it instead made requests fail: postgres.js writes to a socket the server has closed).
-    const appEnv = { ...env, PUBLIC_URL: origin, RATE_LIMIT_MAX: '0', RATE_LIMIT_INGEST_MAX: '0', RATE_LIMIT_CONCURRENCY: '0' }
     let accepted = 0
     let starts = 1
     for (let d = 0; d < days.length; d++) {
       if (d > 0 && d % daysPerStart === 0) {
         await app.stop()
-        app = await startServer({ port, logFile: path.join(tmp, 'app.log'), cpuProf: args['cpu-prof'], env: appEnv })
+        app = await startApp()
         starts++
       }
       accepted += await ingest(bootA.keys.ingest, bodiesOf(demo.filter((e) => e.day === days[d])), ingestConnections)

@@ -13,15 +13,18 @@ const PATCHED = 'xs.indexOf(x, index)'
 /** The installed postgres.js' folder. */
 const installed = () => fileURLToPath(import.meta.resolve('postgres')).replace(/[\\/]src[\\/]index\.js$/, '')
 
+/** Whether a queue.js carries the patched line. */
+const patched = (file: string) => fs.existsSync(file) && fs.readFileSync(file, 'utf8').includes(PATCHED)
+
 /** The files of postgres.js (the installed one, or the one in `root`) that hold its queue, and whether each is patched. */
 export function postgresQueueFiles(root = installed()): { file: string; patched: boolean }[] {
   return ['src', 'cjs/src', 'cf/src'].map((dir) => {
     const file = `${root}/${dir}/queue.js`
-    return { file, patched: fs.existsSync(file) && fs.readFileSync(file, 'utf8').includes(PATCHED) }
+    return { file, patched: patched(file) }
   })
 }
 
-/** True when the module the app loads (postgres.js' ES module build) carries the fix. */
+/** True when the module the app loads (postgres.js' ES module build) carries the fix: the one file server.ts reads at start. */
 export function postgresQueuePatched(): boolean {
-  return postgresQueueFiles()[0]!.patched
+  return patched(`${installed()}/src/queue.js`)
 }
