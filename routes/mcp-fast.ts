@@ -15,6 +15,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { UnknownToolError, type Call } from '../core/operations.ts'
 import { errorResponse } from '../core/errors.ts'
+import { escapeText, type EscapedText } from '../core/json-escape.ts'
 import { isPlainObject, PROTOCOL_VERSION_META_KEY } from './mcp-era.ts'
 
 /** A tools/call result: the one definition both paths send (the SDK through its encoder). */
@@ -54,44 +55,24 @@ const OK_HEAD = Buffer.from('{"result":{"content":[{"type":"text","text":"')
 /** Between the text block's closing quote and the structured content. */
 const OK_MIDDLE = Buffer.from('"}],"structuredContent":')
 /**
- * What JSON.stringify does to each byte of a string's UTF-8 form: 0 nothing, 1 a backslash before
- * it (`"` and `\`), 2 more than this table says — a control character (escaped as `\n`, `\u0001`…)
- * or 0xEF, the lead byte of U+F000–U+FFFF and so of U+FFFD, which is what a lone surrogate
- * becomes in UTF-8 (JSON.stringify writes `\udXXX` for it): such a text takes JSON.stringify
- * itself. Every other byte, ASCII or part of a multi-byte character, JSON.stringify leaves as it is.
- */
-const ESCAPES = new Uint8Array(256)
-ESCAPES[0x22] = ESCAPES[0x5c] = 1
-for (let c = 0; c < 0x20; c++) ESCAPES[c] = 2
-ESCAPES[0xef] = 2
-/** A tool's text as UTF-8, reused from call to call (it is read back before anything else runs);
- * a text too long for it (over ~21,000 characters) gets a buffer of its own. */
-const scratch = Buffer.allocUnsafeSlow(64 * 1024)
-
-/**
  * A successful result's answer as bytes: `{"result":{"content":[{"type":"text","text":<the text as
- * a JSON string>}],"structuredContent":<the text>` then `tail`: the bytes of answerText's string. The text block is escaped byte by byte while the text is copied (V8's
- * JSON.stringify of a string costs about twice that here, and a page escaped as a string is then
- * measured, flattened and encoded again by the HTTP layer), and the body goes out as it is.
- * Undefined when the text has a byte that needs more than a backslash (see ESCAPES). Exported for
+ * a JSON string>}],"structuredContent":<the text>` then `tail`: the bytes of answerText's string.
+ * The text block's escape is core/json-escape.ts's (a page escaped as a string by JSON.stringify
+ * is slower, and is then measured, flattened and encoded again by the HTTP layer), and the body
+ * goes out as it is. Undefined when the text has a byte that needs more than a backslash: then
+ * answerText. `escape` is another implementation's, for bench:mcp-answer. Exported for
  * test/mcp/fast-lane-bytes.test.ts.
  */
-export function okAnswerBytes(text: string, tail: string): Buffer | undefined {
-  const raw = text.length * 3 <= scratch.length ? scratch : Buffer.allocUnsafeSlow(text.length * 3)
-  const n = raw.write(text, 0, 'utf8')
-  const out = Buffer.allocUnsafe(OK_HEAD.length + 2 * n + OK_MIDDLE.length + n + Buffer.byteLength(tail))
+export function okAnswerBytes(text: string, tail: string, escape: (text: string) => EscapedText | undefined = escapeText): Buffer | undefined {
+  const escaped = escape(text)
+  if (escaped === undefined) return undefined
+  const out = Buffer.allocUnsafe(OK_HEAD.length + escaped.escaped.length + OK_MIDDLE.length + escaped.raw.length + Buffer.byteLength(tail))
   let p = OK_HEAD.copy(out, 0)
-  for (let i = 0; i < n; i++) {
-    const c = raw[i]!
-    const escape = ESCAPES[c]
-    if (escape !== 0) {
-      if (escape === 2) return undefined
-      out[p++] = 0x5c
-    }
-    out[p++] = c
-  }
+  out.set(escaped.escaped, p)
+  p += escaped.escaped.length
   p += OK_MIDDLE.copy(out, p)
-  p += raw.copy(out, p, 0, n)
+  out.set(escaped.raw, p)
+  p += escaped.raw.length
   p += out.write(tail, p, 'utf8')
   return out.subarray(0, p)
 }

@@ -53,7 +53,7 @@ t.equal(mismatches, 0, 'every answer written as bytes is the text answer\'s byte
 t.equal(wrongPath, 0, 'bytes exactly for the texts without controls, lone surrogates or U+F000–U+FFFF')
 t.ok(asBytes > 5_000, `many texts answered as bytes (${asBytes})`)
 
-// Texts beyond the reused buffer (64 kB of UTF-8 room), and a typical page.
+// Texts that make core/json-escape.ts's WebAssembly memory grow, and a typical page.
 for (const text of ['"x\\y"'.repeat(10_000), JSON.stringify({ items: Array.from({ length: 300 }, (_, i) => ({ id: `opp_${i}`, text: `say "hi" \\ é ✓ ${i}` })) })]) {
   t.same(okAnswerBytes(text, '}')?.toString(), asText(text, '}'), `${text.length} characters`)
 }
