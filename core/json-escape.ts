@@ -29,7 +29,7 @@ export interface EscapedText {
 }
 
 /** The longest text (in UTF-16 units) escaped in the WebAssembly memory, which grows to hold it
- * (3 bytes a unit in and 6 out, at most) and never shrinks: ~12 MB at most. */
+ * (3 bytes a unit in and 6 out, at most) and never shrinks: ~4.7 MB at most. */
 export const MAX_WASM_TEXT = 512 * 1024
 
 /** The byte loop: the text's UTF-8 into `raw`, escaped into `out`; the length written, or -1. */
@@ -51,7 +51,7 @@ function escapeLoop(raw: Uint8Array, n: number, out: Uint8Array): number {
 const loopRaw = Buffer.allocUnsafeSlow(64 * 1024)
 const loopOut = Buffer.allocUnsafeSlow(128 * 1024)
 
-/** escapeText by the byte loop: where WebAssembly is missing, for a text over MAX_WASM_TEXT, and
+/** escapeText by the byte loop: where V8 cannot run the module, for a text over MAX_WASM_TEXT, and
  * for the tests and bench:mcp-answer. The same answer, valid until the next call. */
 export function escapeTextByLoop(text: string): EscapedText | undefined {
   const raw = text.length * 3 <= loopRaw.length ? loopRaw : Buffer.allocUnsafe(text.length * 3)
