@@ -99,6 +99,8 @@ function wasmEscaper(): WasmEscaper | undefined {
 }
 
 let escaper: WasmEscaper | undefined | null = null
+/** The module, instantiated by the first call that needs it; undefined where V8 cannot run it. */
+const loadedEscaper = () => (escaper === null ? (escaper = wasmEscaper()) : escaper)
 
 /**
  * `text` (a JSON text) as UTF-8, and as the body of a JSON string: byte for byte what
@@ -106,24 +108,23 @@ let escaper: WasmEscaper | undefined | null = null
  * (see ESCAPES): the caller then uses JSON.stringify. The views are valid until the next call.
  */
 export function escapeText(text: string): EscapedText | undefined {
-  if (escaper === null) escaper = wasmEscaper()
-  if (escaper === undefined || text.length > MAX_WASM_TEXT) return escapeTextByLoop(text)
+  const wasm = loadedEscaper()
+  if (wasm === undefined || text.length > MAX_WASM_TEXT) return escapeTextByLoop(text)
   // Room for the UTF-8 (3 bytes a unit at most), then for the escaped bytes (twice those) and
   // the last step's 16-byte store.
   const room = INPUT + text.length * 9 + 16
-  if (escaper.bytes.length < room) {
-    escaper.memory.grow(Math.ceil((room - escaper.bytes.length) / 65536))
-    escaper.bytes = Buffer.from(escaper.memory.buffer)
+  if (wasm.bytes.length < room) {
+    wasm.memory.grow(Math.ceil((room - wasm.bytes.length) / 65536))
+    wasm.bytes = Buffer.from(wasm.memory.buffer)
   }
-  const { bytes } = escaper
+  const { bytes } = wasm
   const n = bytes.write(text, INPUT, 'utf8')
   const out = INPUT + n
-  const m = escaper.escape(INPUT, n, out)
+  const m = wasm.escape(INPUT, n, out)
   return m < 0 ? undefined : { raw: bytes.subarray(INPUT, out), escaped: bytes.subarray(out, out + m) }
 }
 
 /** Which implementation escapeText uses here (for tests and benches). */
 export function escapeImplementation(): 'wasm' | 'loop' {
-  if (escaper === null) escaper = wasmEscaper()
-  return escaper ? 'wasm' : 'loop'
+  return loadedEscaper() ? 'wasm' : 'loop'
 }

@@ -73,8 +73,8 @@ export function okAnswerBytes(text: string, tail: string, escape: (text: string)
   p += OK_MIDDLE.copy(out, p)
   out.set(escaped.raw, p)
   p += escaped.raw.length
-  p += out.write(tail, p, 'utf8')
-  return out.subarray(0, p)
+  out.write(tail, p, 'utf8')
+  return out
 }
 
 /**

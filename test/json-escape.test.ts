@@ -1,5 +1,5 @@
 // core/json-escape.ts: a JSON text escaped as a JSON string's body, by WebAssembly SIMD
-// (core/json-escape.wat) and by the byte loop that stands in where WebAssembly is missing. Both
+// (core/json-escape.wat) and by the byte loop that stands in where V8 cannot run it. Both
 // are held to JSON.stringify over random texts of every length around the eight-byte steps, and
 // the committed module to what its .wat compiles to.
 import fs from 'node:fs'
