@@ -9,54 +9,18 @@
 // so the restarted process delivers it within seconds. Nothing here waits on a timer: each step
 // polls for what it expects, under one generous deadline.
 import t from 'tap'
-import { spawn } from 'node:child_process'
 import fs from 'node:fs'
 import http from 'node:http'
 import os from 'node:os'
 import path from 'node:path'
 import type { AddressInfo } from 'node:net'
-import { fileURLToPath } from 'node:url'
 import { Webhook as Verifier } from 'standardwebhooks'
 import { testDatabase } from './helpers/app.ts'
+import { startServer, until } from './helpers/server-process.ts'
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 const DEADLINE_MS = 100_000
 
 interface Received { id: string; headers: http.IncomingHttpHeaders; body: string; answered: number }
-
-/** Polls `check` until it returns something other than undefined, or throws at the deadline. */
-async function until<T>(what: string, check: () => T | undefined | Promise<T | undefined>, deadline: number): Promise<T> {
-  for (;;) {
-    const value = await check()
-    if (value !== undefined) return value
-    if (Date.now() > deadline) throw new Error(`gave up waiting for ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 100))
-  }
-}
-
-/** `npm start` with the given environment; its output, its address once it listens, and how to kill it. */
-function startServer(env: NodeJS.ProcessEnv) {
-  const { scripts } = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')) as { scripts: { start: string } }
-  const [, ...args] = scripts.start.split(/\s+/)
-  const child = spawn(process.execPath, args, { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] })
-  let out = ''
-  let err = ''
-  child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()))
-  child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()))
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
-  return {
-    child,
-    exited,
-    output: () => out,
-    async url(deadline: number): Promise<string> {
-      return until('the server to listen', () => {
-        if (child.exitCode !== null) throw new Error(`the server exited (${child.exitCode}): ${err}${out}`)
-        // "ready in …" comes after the first start's banner (printed once the port is taken).
-        return /"msg":"ready in /.test(out) ? /"msg":"Server listening at (http:\/\/[^"]+)"/.exec(out)?.[1] : undefined
-      }, deadline)
-    },
-  }
-}
 
 t.test('a message committed before a kill -9 is delivered once after the restart', async (t) => {
   const deadline = Date.now() + DEADLINE_MS
