@@ -135,6 +135,28 @@ const VARIANTS: Variant[] = [
   },
   { name: 'evcover', sql: `select day - $2::date, event, events, unique_users from daily_event_counts_evc where ${where}`, ...base, decode: byOffset },
   { name: 'evrows', sql: `select day - $2::date, event, events, unique_users from daily_event_counts_ev where ${where}`, ...base, decode: byOffset },
+  // Finished days as one row per (month, event) of per-day arrays (daily_event_months, built from
+  // the folded rows), and the rows not folded yet (today's shards, late events) as they are.
+  {
+    name: 'months',
+    sql: `select month - $2::date, event, events, unique_users from daily_event_months
+          where project_id = $1 and month >= date_trunc('month', $2::date)::date and month <= $3::date and event = any($4::text[])
+          union all
+          select day - $2::date, event, array[events], array[unique_users] from daily_event_counts_m
+          where ${where} and shard <> -1`,
+    ...base,
+    decode: (rows) => byOffset(rows.flatMap(([o, e, n, u]) => (n as (string | null)[]).map((x, i) => [Number(o) + i, e, x, (u as string[])[i]] as unknown[]).filter((r) => r[2] !== null && r[2] !== 'NULL' && Number(r[0]) >= 0 && Number(r[0]) <= 29))),
+  },
+  {
+    name: 'monthsagg',
+    sql: `select month - $2::date, event, events, unique_users from daily_event_months
+          where project_id = $1 and month >= date_trunc('month', $2::date)::date and month <= $3::date and event = any($4::text[])
+          union all
+          select day - $2::date, event, array[sum(events)::int8], array[sum(unique_users)::int8] from daily_event_counts_m
+          where ${where} and shard <> -1 group by day, event`,
+    ...base,
+    decode: (rows) => byOffset(rows.flatMap(([o, e, n, u]) => (n as (string | null)[]).map((x, i) => [Number(o) + i, e, x, (u as string[])[i]] as unknown[]).filter((r) => r[2] !== null && r[2] !== 'NULL' && Number(r[0]) >= 0 && Number(r[0]) <= 29))),
+  },
   {
     name: 'arrays',
     sql: `select array_agg(day::text), array_agg(event), array_agg(e), array_agg(u) from (select day, event, sum(events)::int8 as e, sum(unique_users)::int8 as u from daily_event_counts where ${where} group by day, event) t`,
@@ -179,6 +201,21 @@ async function seed(sql: postgres.Sql) {
   // And with the counts in the index too (INCLUDE): an index-only scan where the visibility map allows.
   await sql`create table daily_event_counts_evc (like daily_event_counts including defaults, primary key (project_id, event, day, shard) include (events, unique_users))`
   await sql`insert into daily_event_counts_evc select * from daily_event_counts`
+  // The months layout: its own copy of the counters, B's finished days folded too (as the fold
+  // would have), and the folded rows as one row per (project, month, event) of per-day arrays
+  // (element d = the month's day d, null where no row).
+  await sql`create table daily_event_counts_m (like daily_event_counts including all)`
+  await sql`insert into daily_event_counts_m (project_id, day, event, shard, events, unique_users) select project_id, day, event, case when project_id = 'B' and day < ${today}::date then -1 else shard end, events, unique_users from daily_event_counts`
+  await sql`create table daily_event_months (project_id text not null, month date not null, event text not null, events int8[] not null, unique_users int8[] not null, primary key (project_id, month, event))`
+  await sql`
+    insert into daily_event_months
+    select k.project_id, k.month, k.event,
+           array(select c.events from generate_series(1, extract(day from k.month + interval '1 month' - interval '1 day')::int) d
+                 left join daily_event_counts_m c on c.project_id = k.project_id and c.event = k.event and c.shard = -1 and c.day = k.month + d - 1 order by d),
+           array(select c.unique_users from generate_series(1, extract(day from k.month + interval '1 month' - interval '1 day')::int) d
+                 left join daily_event_counts_m c on c.project_id = k.project_id and c.event = k.event and c.shard = -1 and c.day = k.month + d - 1 order by d)
+    from (select distinct project_id, event, date_trunc('month', day)::date as month from daily_event_counts_m where shard = -1) k`
+  await sql`vacuum analyze daily_event_counts_m, daily_event_months`
   await sql`create aggregate sum8(int8) (sfunc = int8pl, stype = int8)`
   await sql`vacuum analyze daily_event_counts, daily_event_counts_ev, daily_event_counts_evc, projects`
 }
