@@ -13,14 +13,11 @@
 //    their tallies, the event total, retention's cells once its queue is folded).
 import t from 'tap'
 import { randomUUID } from 'node:crypto'
-import fs from 'node:fs'
-import os from 'node:os'
-import path from 'node:path'
 import { openDatabase, rowsOf } from '../db/client.ts'
 import { sql } from '../db/orm.ts'
 import { testDatabase } from './helpers/app.ts'
 import { compareRollups } from './helpers/ingestion.ts'
-import { startServer } from './helpers/server-process.ts'
+import { serverEnv, startServer } from './helpers/server-process.ts'
 
 const DEADLINE_MS = 150_000
 const CLIENTS = 4
@@ -33,16 +30,7 @@ type Outcome = { status: number; body: { accepted?: number; duplicates?: number 
 t.test('rollups stay exact through a kill -9 in the middle of concurrent batches', async (t) => {
   const deadline = Date.now() + DEADLINE_MS
   const database = await testDatabase(t, { empty: true })
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'growthdesk-ingest-crash-'))
-  t.teardown(() => fs.rmSync(dataDir, { recursive: true, force: true }))
-  const env: NodeJS.ProcessEnv = { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info' }
-  delete env.PUBLIC_URL
-  delete env.NODE_OPTIONS
-  delete env.DATABASE_URL
-  delete env.SECRETS_KEY
-  delete env.SECRETS_KEY_PREVIOUS
-  if (database.kind === 'postgres') env.DATABASE_URL = database.url
-  env.DATA_DIR = dataDir
+  const env = serverEnv(t, database, 'ingest-crash')
 
   const first = startServer(env)
   t.teardown(() => first.child.kill('SIGKILL'))
@@ -161,7 +149,7 @@ t.test('rollups stay exact through a kill -9 in the middle of concurrent batches
   t.equal(second.child.exitCode, 0, 'the second process stopped cleanly')
 
   // The database itself, with no server on it.
-  const opened = await openDatabase(database.kind === 'postgres' ? database : { kind: 'pglite', dataDir })
+  const opened = await openDatabase(database.kind === 'postgres' ? database : { kind: 'pglite', dataDir: env.DATA_DIR! })
   t.teardown(() => opened.close())
   const stored = rowsOf<{ uuid: string; n: number }>(await opened.db.execute(sql`select uuid::text as uuid, count(*)::int as n from events where project_id = ${project} group by 1`))
   t.equal(stored.filter((r) => r.n !== 1).length, 0, 'no event stored twice')

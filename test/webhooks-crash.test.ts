@@ -11,12 +11,11 @@
 import t from 'tap'
 import fs from 'node:fs'
 import http from 'node:http'
-import os from 'node:os'
 import path from 'node:path'
 import type { AddressInfo } from 'node:net'
 import { Webhook as Verifier } from 'standardwebhooks'
 import { testDatabase } from './helpers/app.ts'
-import { startServer, until } from './helpers/server-process.ts'
+import { serverEnv, startServer, until } from './helpers/server-process.ts'
 
 const DEADLINE_MS = 100_000
 
@@ -25,19 +24,10 @@ interface Received { id: string; headers: http.IncomingHttpHeaders; body: string
 t.test('a message committed before a kill -9 is delivered once after the restart', async (t) => {
   const deadline = Date.now() + DEADLINE_MS
   const database = await testDatabase(t)
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'growthdesk-whcrash-'))
-  t.teardown(() => fs.rmSync(dataDir, { recursive: true, force: true }))
-  const env: NodeJS.ProcessEnv = { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', WEBHOOKS_ENABLED: 'true', WEBHOOKS_ALLOW_PRIVATE_NETWORKS: 'true' }
-  delete env.PUBLIC_URL
-  delete env.NODE_OPTIONS
-  delete env.DATABASE_URL
-  delete env.DATA_DIR
-  if (database.kind === 'postgres') env.DATABASE_URL = database.url
-  // The embedded database's folder; on PostgreSQL it holds only the secrets key file, which the
-  // restart must find again to open the webhook's sealed signing secret.
-  env.DATA_DIR = dataDir
-  delete env.SECRETS_KEY
-  delete env.SECRETS_KEY_PREVIOUS
+  // DATA_DIR: on PostgreSQL the secrets key file, which the restart must find again to open the
+  // webhook's sealed signing secret.
+  const env = serverEnv(t, database, 'whcrash', { WEBHOOKS_ENABLED: 'true', WEBHOOKS_ALLOW_PRIVATE_NETWORKS: 'true' })
+  const dataDir = env.DATA_DIR!
 
   // The receiver: 500 to everything while `failing`, then 200.
   let failing = true

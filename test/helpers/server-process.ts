@@ -2,8 +2,10 @@
 // its own, for the tests that kill it (test/webhooks-crash.test.ts, test/ingestion-crash.test.ts).
 import { spawn } from 'node:child_process'
 import fs from 'node:fs'
+import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
+import type { Database } from '../../config.ts'
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 
@@ -15,6 +17,21 @@ export async function until<T>(what: string, check: () => T | undefined | Promis
     if (Date.now() > deadline) throw new Error(`gave up waiting for ${what}`)
     await new Promise((resolve) => setTimeout(resolve, 100))
   }
+}
+
+/**
+ * The environment of a server on `database` (a PostgreSQL database's URL, or the embedded one),
+ * with a fresh DATA_DIR of its own (the embedded database's folder; on PostgreSQL it holds only
+ * the secrets key file, which a restart must find again), removed at teardown; listening on a
+ * free loopback port, logging at info, nothing else of this process's configuration.
+ */
+export function serverEnv(t: { teardown: (fn: () => void) => void }, database: Database, name: string, extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), `growthdesk-${name}-`))
+  t.teardown(() => fs.rmSync(dataDir, { recursive: true, force: true }))
+  const env: NodeJS.ProcessEnv = { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...extra, DATA_DIR: dataDir }
+  for (const name of ['PUBLIC_URL', 'NODE_OPTIONS', 'DATABASE_URL', 'SECRETS_KEY', 'SECRETS_KEY_PREVIOUS']) delete env[name]
+  if (database.kind === 'postgres') env.DATABASE_URL = database.url
+  return env
 }
 
 /** `npm start` with the given environment; its output, its address once it listens, and how to kill it. */
