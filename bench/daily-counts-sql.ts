@@ -43,7 +43,9 @@ const dbName = checkDatabaseName(opts['db-name'] ?? 'growthdesk_bench_daily_sql'
 const log = (line: string) => process.stdout.write(`${line}\n`)
 
 const today = new Date().toISOString().slice(0, 10)
-const from = new Date(Date.parse(today) - 29 * 86_400_000).toISOString().slice(0, 10)
+/** Days read: from today - 29 to today. */
+const DAYS = 30
+const from = new Date(Date.parse(today) - (DAYS - 1) * 86_400_000).toISOString().slice(0, 10)
 const EVENTS = ['signup', 'daily_use', 'page_view', 'search']
 const NAMES = ['signup', 'daily_use']
 
@@ -85,6 +87,26 @@ const CURRENT = `
   group by day, event`
 
 const base = { params: (p: string) => [p, from, today, NAMES], decode: asCounts }
+
+/**
+ * The months layout's read: the month rows overlapping [from, today] and `unfolded` (the rows not
+ * folded yet, each count as a one-element array). A month row's element i is its (i + 1)th day,
+ * null where that day has no row ('NULL' as postgres.js reads it in an int8[]).
+ */
+function months(name: string, unfolded: string): Variant {
+  return {
+    name,
+    sql: `select month - $2::date, event, events, unique_users from daily_event_months
+          where project_id = $1 and month >= date_trunc('month', $2::date)::date and month <= $3::date and event = any($4::text[])
+          union all ${unfolded}`,
+    ...base,
+    decode: (rows) => byOffset(rows.flatMap(([start, event, n, u]) => (n as (string | null)[]).flatMap((x, i) => {
+      const offset = Number(start) + i
+      return x === null || x === 'NULL' || offset < 0 || offset > DAYS - 1 ? [] : [[offset, event, x, (u as string[])[i]]]
+    }))),
+  }
+}
+
 const where = 'project_id = $1 and day >= $2::date and day <= $3::date and event = any($4::text[])'
 const VARIANTS: Variant[] = [
   { name: 'grouped', sql: CURRENT, ...base },
@@ -136,27 +158,9 @@ const VARIANTS: Variant[] = [
   { name: 'evcover', sql: `select day - $2::date, event, events, unique_users from daily_event_counts_evc where ${where}`, ...base, decode: byOffset },
   { name: 'evrows', sql: `select day - $2::date, event, events, unique_users from daily_event_counts_ev where ${where}`, ...base, decode: byOffset },
   // Finished days as one row per (month, event) of per-day arrays (daily_event_months, built from
-  // the folded rows), and the rows not folded yet (today's shards, late events) as they are.
-  {
-    name: 'months',
-    sql: `select month - $2::date, event, events, unique_users from daily_event_months
-          where project_id = $1 and month >= date_trunc('month', $2::date)::date and month <= $3::date and event = any($4::text[])
-          union all
-          select day - $2::date, event, array[events], array[unique_users] from daily_event_counts_m
-          where ${where} and shard <> -1`,
-    ...base,
-    decode: (rows) => byOffset(rows.flatMap(([o, e, n, u]) => (n as (string | null)[]).map((x, i) => [Number(o) + i, e, x, (u as string[])[i]] as unknown[]).filter((r) => r[2] !== null && r[2] !== 'NULL' && Number(r[0]) >= 0 && Number(r[0]) <= 29))),
-  },
-  {
-    name: 'monthsagg',
-    sql: `select month - $2::date, event, events, unique_users from daily_event_months
-          where project_id = $1 and month >= date_trunc('month', $2::date)::date and month <= $3::date and event = any($4::text[])
-          union all
-          select day - $2::date, event, array[sum(events)::int8], array[sum(unique_users)::int8] from daily_event_counts_m
-          where ${where} and shard <> -1 group by day, event`,
-    ...base,
-    decode: (rows) => byOffset(rows.flatMap(([o, e, n, u]) => (n as (string | null)[]).map((x, i) => [Number(o) + i, e, x, (u as string[])[i]] as unknown[]).filter((r) => r[2] !== null && r[2] !== 'NULL' && Number(r[0]) >= 0 && Number(r[0]) <= 29))),
-  },
+  // the folded rows), and the rows not folded yet (today's shards, late events) as they are, or summed.
+  months('months', `select day - $2::date, event, array[events], array[unique_users] from daily_event_counts_m where ${where} and shard <> -1`),
+  months('monthsagg', `select day - $2::date, event, array[sum(events)::int8], array[sum(unique_users)::int8] from daily_event_counts_m where ${where} and shard <> -1 group by day, event`),
   {
     name: 'arrays',
     sql: `select array_agg(day::text), array_agg(event), array_agg(e), array_agg(u) from (select day, event, sum(events)::int8 as e, sum(unique_users)::int8 as u from daily_event_counts where ${where} group by day, event) t`,
@@ -209,12 +213,11 @@ async function seed(sql: postgres.Sql) {
   await sql`create table daily_event_months (project_id text not null, month date not null, event text not null, events int8[] not null, unique_users int8[] not null, primary key (project_id, month, event))`
   await sql`
     insert into daily_event_months
-    select k.project_id, k.month, k.event,
-           array(select c.events from generate_series(1, extract(day from k.month + interval '1 month' - interval '1 day')::int) d
-                 left join daily_event_counts_m c on c.project_id = k.project_id and c.event = k.event and c.shard = -1 and c.day = k.month + d - 1 order by d),
-           array(select c.unique_users from generate_series(1, extract(day from k.month + interval '1 month' - interval '1 day')::int) d
-                 left join daily_event_counts_m c on c.project_id = k.project_id and c.event = k.event and c.shard = -1 and c.day = k.month + d - 1 order by d)
-    from (select distinct project_id, event, date_trunc('month', day)::date as month from daily_event_counts_m where shard = -1) k`
+    select k.project_id, k.month, k.event, a.events, a.unique_users
+    from (select distinct project_id, event, date_trunc('month', day)::date as month from daily_event_counts_m where shard = -1) k,
+    lateral (select array_agg(c.events order by d) as events, array_agg(c.unique_users order by d) as unique_users
+             from generate_series(1, extract(day from k.month + interval '1 month' - interval '1 day')::int) d
+             left join daily_event_counts_m c on c.project_id = k.project_id and c.event = k.event and c.shard = -1 and c.day = k.month + d - 1) a`
   await sql`vacuum analyze daily_event_counts_m, daily_event_months`
   await sql`create aggregate sum8(int8) (sfunc = int8pl, stype = int8)`
   await sql`vacuum analyze daily_event_counts, daily_event_counts_ev, daily_event_counts_evc, projects`

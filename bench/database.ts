@@ -24,6 +24,9 @@ export function noDelay(connectionUrl: string): object {
   }
 }
 
+/** A value as a field of COPY's text format: backslash, tab and line breaks escaped. */
+export const copyField = (s: string) => s.replace(/\\/g, '\\\\').replace(/\t/g, '\\t').replace(/\n/g, '\\n').replace(/\r/g, '\\r')
+
 /** postgres.js options without the server's notices (`drop … if exists` sends one when there is nothing to drop). */
 export const quiet = { onnotice: () => {} }
 

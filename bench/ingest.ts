@@ -34,7 +34,7 @@ import { bootstrap } from '../bin/admin.ts'
 import type { IngestResult } from './client.ts'
 import { Client, freePort, loadAverage, median, numericOption } from './client-process.ts'
 import { npmStart, startServer, type ServerProcess } from './server-process.ts'
-import { checkDatabaseName, databaseUrl, dropDatabases, noDelay, quiet, recreateDatabase, registerCleanup, reportFailure, serverVersion } from './database.ts'
+import { checkDatabaseName, copyField, databaseUrl, dropDatabases, noDelay, quiet, recreateDatabase, registerCleanup, reportFailure, serverVersion } from './database.ts'
 
 const USAGE = `Usage: npm run bench:ingest -- [options]
 
@@ -128,9 +128,6 @@ function makeEvents(n: number): Ev[] {
   }
   return out
 }
-
-/** COPY's text format: backslash, tab and line breaks escaped. */
-const copyField = (s: string) => s.replace(/\\/g, '\\\\').replace(/\t/g, '\\t').replace(/\n/g, '\\n').replace(/\r/g, '\\r')
 
 async function copyRows(sql: Sql, projectId: string, seq: number, rows: Ev[]): Promise<number> {
   const received = new Date().toISOString()
